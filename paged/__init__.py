@@ -1,0 +1,38 @@
+"""paged: a hands-on course library for PagedAttention (Kwon et al., SOSP 2023).
+
+Data flows one way: workloads -> allocators -> simulator trace -> drawings and widgets.
+"""
+
+from .contiguous import ContiguousAllocator, Extent, next_pow2
+from .errors import AllocationError, NoContiguousSpace, OutOfBlocks, UnknownSequence
+from .kv import LLAMA_3_8B, OPT_13B, PRESETS, TINY, ModelSpec, bytes_per_token, kv_slots
+from .paging import PagedAllocator, num_blocks_for
+from .simulator import CATEGORIES, SimResult, Simulator, StepRecord, simulate
+from .workloads import Request, alpaca_like, sharegpt_like
+
+__all__ = [
+    "AllocationError",
+    "CATEGORIES",
+    "ContiguousAllocator",
+    "Extent",
+    "LLAMA_3_8B",
+    "ModelSpec",
+    "NoContiguousSpace",
+    "OPT_13B",
+    "OutOfBlocks",
+    "PRESETS",
+    "PagedAllocator",
+    "Request",
+    "SimResult",
+    "Simulator",
+    "StepRecord",
+    "TINY",
+    "UnknownSequence",
+    "alpaca_like",
+    "bytes_per_token",
+    "kv_slots",
+    "next_pow2",
+    "num_blocks_for",
+    "sharegpt_like",
+    "simulate",
+]

@@ -1,0 +1,234 @@
+"""Contiguous KV allocation: one unbroken range of slots per request, reserved up front.
+
+This is how serving systems before vLLM kept the KV cache (the paper's Orca baselines, §6.1):
+because a request's final length is unknown, each one reserves a contiguous range when it is
+admitted. Two wastes follow (§3):
+- internal fragmentation: reserved slots the request never fills;
+- external fragmentation: free slots split into holes too small for the next request.
+
+Reservation policies: "max" reserves `max_seq_len`; "pow2" the next power of two of the final
+length; "oracle" exactly the final length. Placement: "first_fit" takes the lowest hole that
+fits; "buddy" rounds each reservation up to a power of two and splits/merges buddy blocks, the
+allocator the paper assumes for Orca.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from .errors import NoContiguousSpace, UnknownSequence
+
+POLICIES = ("max", "pow2", "oracle")
+PLACEMENTS = ("first_fit", "buddy")
+
+
+def next_pow2(n: int) -> int:
+    """Smallest power of two >= n (n >= 1)."""
+    return 1 << (int(n) - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class Extent:
+    """One request's range in the arena, and how it is used right now."""
+
+    req_id: object
+    start: int
+    size: int  # slots taken from the arena (placement may round the reservation up)
+    final_len: int  # tokens the request will hold when it finishes
+    num_tokens: int  # tokens it holds now
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+
+class ContiguousAllocator:
+    """An arena of `capacity_tokens` KV slots handed out as contiguous ranges."""
+
+    def __init__(
+        self,
+        capacity_tokens: int,
+        policy: str = "max",
+        placement: str = "first_fit",
+        max_seq_len: int = 2048,
+    ):
+        if isinstance(capacity_tokens, bool) or not isinstance(capacity_tokens, int):
+            raise ValueError(f"capacity_tokens must be an int >= 1, got {capacity_tokens!r}")
+        if capacity_tokens < 1:
+            raise ValueError(f"capacity_tokens must be an int >= 1, got {capacity_tokens!r}")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+        if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or max_seq_len < 1:
+            raise ValueError(f"max_seq_len must be an int >= 1, got {max_seq_len!r}")
+        self.capacity_tokens = capacity_tokens
+        self.policy = policy
+        self.placement = placement
+        self.max_seq_len = max_seq_len
+        self._extents: dict[object, Extent] = {}
+        self._starts: list[int] = []  # sorted starts of live extents (first-fit scan)
+        self._by_start: dict[int, object] = {}
+        if placement == "buddy":
+            self._init_buddy()
+
+    # ---- sizing --------------------------------------------------------------------------
+    def reservation(self, final_len: int) -> int:
+        """Slots the policy reserves for a request that will end at `final_len` tokens."""
+        if isinstance(final_len, bool) or not isinstance(final_len, int) or final_len < 1:
+            raise ValueError(f"final_len must be an int >= 1, got {final_len!r}")
+        if final_len > self.max_seq_len:
+            raise ValueError(f"final_len {final_len} exceeds max_seq_len {self.max_seq_len}")
+        if self.policy == "max":
+            return self.max_seq_len
+        if self.policy == "pow2":
+            return min(next_pow2(final_len), self.max_seq_len)
+        return final_len
+
+    def allocation_size(self, final_len: int) -> int:
+        """Slots actually taken: the reservation, rounded up to a power of two under buddy."""
+        r = self.reservation(final_len)
+        return next_pow2(r) if self.placement == "buddy" else r
+
+    # ---- queries -------------------------------------------------------------------------
+    def extents(self) -> list[Extent]:
+        """Live allocations, in address order."""
+        return [self._extents[self._by_start[s]] for s in self._starts]
+
+    def __contains__(self, req_id) -> bool:
+        return req_id in self._extents
+
+    def extent(self, req_id) -> Extent:
+        try:
+            return self._extents[req_id]
+        except KeyError:
+            raise UnknownSequence(f"unknown req_id {req_id!r}") from None
+
+    def holes(self) -> list[tuple[int, int]]:
+        """Maximal free ranges as `(start, size)`, in address order."""
+        out, cursor = [], 0
+        for e in self.extents():
+            if e.start > cursor:
+                out.append((cursor, e.start - cursor))
+            cursor = e.end
+        if cursor < self.capacity_tokens:
+            out.append((cursor, self.capacity_tokens - cursor))
+        return out
+
+    @property
+    def total_free(self) -> int:
+        return self.capacity_tokens - sum(e.size for e in self._extents.values())
+
+    @property
+    def largest_hole(self) -> int:
+        """The largest range one allocation could take (under buddy: the largest free block)."""
+        if self.placement == "buddy":
+            return max((s for s, addrs in self._free.items() if addrs), default=0)
+        return max((size for _, size in self.holes()), default=0)
+
+    def why_not(self, final_len: int) -> str | None:
+        """None if it fits; "no_space" if too little is free; "no_hole" if free space is split."""
+        need = self.allocation_size(final_len)
+        if need <= self.largest_hole:
+            return None
+        return "no_space" if need > self.total_free else "no_hole"
+
+    def can_allocate(self, final_len: int) -> bool:
+        return self.why_not(final_len) is None
+
+    def usage(self) -> dict[str, int]:
+        """Slots by category: token states, reserved-for-later, never-used, unallocated."""
+        ext = self._extents.values()
+        used = sum(e.size for e in ext)
+        return {
+            "token_states": sum(e.num_tokens for e in ext),
+            "reservation": sum(e.final_len - e.num_tokens for e in ext),
+            "internal_fragmentation": sum(e.size - e.final_len for e in ext),
+            "external_fragmentation": self.capacity_tokens - used,
+        }
+
+    # ---- actions -------------------------------------------------------------------------
+    def allocate(self, req_id, num_tokens: int, final_len: int) -> Extent:
+        """Reserve a contiguous range for `req_id` and write its first `num_tokens` tokens."""
+        if req_id in self._extents:
+            raise ValueError(f"req_id {req_id!r} already allocated")
+        size = self.allocation_size(final_len)
+        if isinstance(num_tokens, bool) or not isinstance(num_tokens, int):
+            raise ValueError(f"num_tokens must be an int in [0, {final_len}], got {num_tokens!r}")
+        if not 0 <= num_tokens <= final_len:
+            raise ValueError(f"num_tokens must be an int in [0, {final_len}], got {num_tokens!r}")
+        reason = self.why_not(final_len)
+        if reason is not None:
+            raise NoContiguousSpace(
+                f"cannot place {req_id!r} ({size} slots): {reason}; "
+                f"{self.total_free} free in total, largest hole {self.largest_hole}"
+            )
+        start = self._take_buddy(size) if self.placement == "buddy" else self._first_fit(size)
+        extent = Extent(req_id, start, size, final_len, num_tokens)
+        self._extents[req_id] = extent
+        bisect.insort(self._starts, start)
+        self._by_start[start] = req_id
+        return extent
+
+    def append(self, req_id, num_tokens: int = 1) -> Extent:
+        """Write `num_tokens` more tokens into `req_id`'s range (never past its final length)."""
+        e = self.extent(req_id)
+        if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 0:
+            raise ValueError(f"num_tokens must be a non-negative int, got {num_tokens!r}")
+        if e.num_tokens + num_tokens > e.final_len:
+            raise ValueError(
+                f"appending {num_tokens} to {req_id!r} passes its final length {e.final_len}"
+            )
+        e = Extent(e.req_id, e.start, e.size, e.final_len, e.num_tokens + num_tokens)
+        self._extents[req_id] = e
+        return e
+
+    def free(self, req_id) -> None:
+        e = self.extent(req_id)
+        del self._extents[req_id], self._by_start[e.start]
+        self._starts.remove(e.start)
+        if self.placement == "buddy":
+            self._give_back_buddy(e.start, e.size)
+
+    # ---- first fit -----------------------------------------------------------------------
+    def _first_fit(self, size: int) -> int:
+        for start, hole in self.holes():
+            if hole >= size:
+                return start
+        raise AssertionError("why_not() said it fits")  # pragma: no cover
+
+    # ---- buddy ---------------------------------------------------------------------------
+    def _init_buddy(self) -> None:
+        # Cut the arena into power-of-two chunks no larger than the biggest allocation.
+        top = next_pow2(self.max_seq_len)
+        self._chunk_bases: list[int] = []
+        self._chunk_sizes: list[int] = []
+        self._free: dict[int, set[int]] = {}
+        base, left = 0, self.capacity_tokens
+        while left:
+            size = min(top, 1 << (left.bit_length() - 1))
+            self._chunk_bases.append(base)
+            self._chunk_sizes.append(size)
+            self._free.setdefault(size, set()).add(base)
+            base, left = base + size, left - size
+
+    def _take_buddy(self, size: int) -> int:
+        s = min(k for k, addrs in self._free.items() if addrs and k >= size)
+        addr = min(self._free[s])
+        self._free[s].remove(addr)
+        while s > size:  # split, keeping the lower half
+            s //= 2
+            self._free.setdefault(s, set()).add(addr + s)
+        return addr
+
+    def _give_back_buddy(self, addr: int, size: int) -> None:
+        i = bisect.bisect_right(self._chunk_bases, addr) - 1
+        base, chunk = self._chunk_bases[i], self._chunk_sizes[i]
+        while size < chunk:
+            buddy = base + ((addr - base) ^ size)
+            if buddy not in self._free.get(size, ()):
+                break
+            self._free[size].remove(buddy)
+            addr, size = min(addr, buddy), size * 2
+        self._free.setdefault(size, set()).add(addr)

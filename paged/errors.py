@@ -1,0 +1,23 @@
+"""Exceptions shared by the allocators.
+
+Every allocator checks before it acts: when one of these is raised, nothing has changed.
+"""
+
+
+class AllocationError(Exception):
+    """Memory for a request could not be handed out."""
+
+
+class OutOfBlocks(AllocationError):
+    """The paged pool has fewer free physical blocks than the operation needs."""
+
+
+class NoContiguousSpace(AllocationError):
+    """A contiguous arena has no hole large enough (maybe enough free space in total)."""
+
+
+class UnknownSequence(KeyError):
+    """A `seq_id` that the allocator does not hold."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])

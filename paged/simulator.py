@@ -1,0 +1,294 @@
+"""A step-by-step serving simulator: continuous batching over a contiguous or a paged KV cache.
+
+Time advances in decode steps. In each step: requests that have arrived join the FCFS queue;
+every running request writes one more token; finished requests leave; then the queue's head is
+admitted (its prompt is prefilled into the cache) for as long as memory allows. With paging,
+a request that needs a block when none is free triggers preemption by recomputation (§4.5):
+the most recently admitted request is freed and put back at the queue's head, to be prefilled
+again (prompt + tokens generated so far) later.
+
+The result keeps a per-step trace (memory usage, admissions, refusals with their reason,
+preemptions, and optionally the full memory map) for drawings and widgets to replay.
+Assumptions are the simulator's own, not the paper's testbed: see `simulate`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from .contiguous import POLICIES, ContiguousAllocator, Extent
+from .paging import PagedAllocator, num_blocks_for
+from .workloads import Request
+
+CATEGORIES = ("token_states", "reservation", "internal_fragmentation", "external_fragmentation")
+SIM_POLICIES = (*POLICIES, "paged")
+
+
+@dataclass(frozen=True)
+class PagedLayout:
+    """The block pool at one moment: each sequence's block table and token count."""
+
+    num_blocks: int
+    block_size: int
+    tables: tuple[tuple[object, tuple[int, ...], int], ...]  # (req_id, block_table, num_tokens)
+
+
+@dataclass(frozen=True)
+class ContiguousLayout:
+    """The arena at one moment: every live extent in address order."""
+
+    capacity_tokens: int
+    extents: tuple[Extent, ...]
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What happened in one decode step, and the memory picture at its end."""
+
+    step: int
+    usage: tuple[int, int, int, int]  # slots per CATEGORIES entry
+    num_running: int
+    num_waiting: int  # arrived but not admitted
+    admitted: tuple = ()
+    refused: tuple = ()  # ((req_id, reason),): the FCFS head that did not fit
+    preempted: tuple = ()
+    finished: tuple = ()
+    layout: PagedLayout | ContiguousLayout | None = None
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Time-averaged memory breakdown and batch size, plus the step trace."""
+
+    policy: str
+    placement: str | None
+    kv_slots: int
+    block_size: int | None
+    breakdown: dict[str, float]
+    mean_batch_size: float
+    max_batch_size: int
+    num_preemptions: int
+    num_steps: int
+    trace: tuple[StepRecord, ...]
+
+
+class Simulator:
+    """One serving run that can be advanced a step at a time (widgets drive this)."""
+
+    def __init__(
+        self,
+        requests: list[Request],
+        policy: str,
+        *,
+        kv_slots: int,
+        block_size: int = 16,
+        max_seq_len: int = 2048,
+        placement: str = "first_fit",
+        seed: int = 0,
+        watermark: float = 0.01,
+        record_layout: bool = False,
+    ):
+        if policy not in SIM_POLICIES:
+            raise ValueError(f"policy must be one of {SIM_POLICIES}, got {policy!r}")
+        if isinstance(kv_slots, bool) or not isinstance(kv_slots, int) or kv_slots < 1:
+            raise ValueError(f"kv_slots must be an int >= 1, got {kv_slots!r}")
+        self.policy = policy
+        self.kv_slots = kv_slots
+        self.record_layout = record_layout
+        if policy == "paged":
+            if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+                raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
+            if block_size > kv_slots:
+                raise ValueError(f"block_size {block_size} exceeds kv_slots {kv_slots}")
+            self.allocator = PagedAllocator(kv_slots // block_size, block_size, seed=seed)
+            if not 0 <= watermark < 1:
+                raise ValueError(f"watermark must be in [0, 1), got {watermark!r}")
+            # Admission keeps this many blocks free for running requests to grow into (vLLM's
+            # watermark); without it a full pool preempts on almost every step.
+            self.watermark_blocks = int(watermark * self.allocator.num_blocks)
+        else:
+            self.allocator = ContiguousAllocator(kv_slots, policy, placement, max_seq_len)
+        self._check_requests(requests, max_seq_len)
+        self._pending = deque(sorted(requests, key=lambda r: (r.arrival_time, r.req_id)))
+        self._requests = {r.req_id: r for r in requests}
+        self.waiting: deque[Request] = deque()
+        self.running: list[Request] = []  # admission order
+        self.generated = {r.req_id: 0 for r in requests}
+        self.step_index = 0
+        self._num_tokens = 0  # tokens held by running requests (paged accounting)
+
+    def _check_requests(self, requests, max_seq_len) -> None:
+        ids = set()
+        for r in requests:
+            if r.req_id in ids:
+                raise ValueError(f"duplicate req_id {r.req_id!r}")
+            ids.add(r.req_id)
+            if r.final_len > max_seq_len:
+                raise ValueError(
+                    f"request {r.req_id!r} needs {r.final_len} tokens > max_seq_len {max_seq_len}"
+                )
+            if self.policy == "paged":
+                need = num_blocks_for(r.final_len, self.allocator.block_size)
+                if need > self.allocator.num_blocks:
+                    raise ValueError(
+                        f"request {r.req_id!r} needs {need} blocks; the pool has "
+                        f"{self.allocator.num_blocks}"
+                    )
+            else:
+                empty = ContiguousAllocator(
+                    self.kv_slots, self.policy, self.allocator.placement, max_seq_len
+                )
+                if not empty.can_allocate(r.final_len):
+                    raise ValueError(
+                        f"request {r.req_id!r} needs {empty.allocation_size(r.final_len)} "
+                        f"contiguous slots; even an empty arena of {self.kv_slots} cannot hold it"
+                    )
+
+    @property
+    def done(self) -> bool:
+        return not (self._pending or self.waiting or self.running)
+
+    def usage(self) -> tuple[int, int, int, int]:
+        """Slots per category right now."""
+        a = self.allocator
+        if self.policy != "paged":
+            u = a.usage()
+            return tuple(u[c] for c in CATEGORIES)
+        held = a.num_used_blocks * a.block_size
+        return (self._num_tokens, 0, held - self._num_tokens, self.kv_slots - held)
+
+    def layout(self) -> PagedLayout | ContiguousLayout:
+        """The current memory map."""
+        a = self.allocator
+        if self.policy != "paged":
+            return ContiguousLayout(a.capacity_tokens, tuple(a.extents()))
+        tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
+        return PagedLayout(a.num_blocks, a.block_size, tables)
+
+    def step(self) -> StepRecord:
+        """Advance one decode step and return what happened."""
+        t = self.step_index
+        while self._pending and self._pending[0].arrival_time <= t:
+            self.waiting.append(self._pending.popleft())
+        preempted = self._decode()
+        finished = self._finish()
+        admitted, refused = self._admit()
+        record = StepRecord(
+            step=t,
+            usage=self.usage(),
+            num_running=len(self.running),
+            num_waiting=len(self.waiting),
+            admitted=admitted,
+            refused=refused,
+            preempted=preempted,
+            finished=finished,
+            layout=self.layout() if self.record_layout else None,
+        )
+        self.step_index += 1
+        return record
+
+    def _decode(self) -> tuple:
+        preempted = []
+        i = 0
+        while i < len(self.running):
+            r = self.running[i]
+            if self.policy == "paged":
+                while not self.allocator.can_append(r.req_id):
+                    victim = self.running.pop()  # most recently admitted
+                    self._release(victim)
+                    self.waiting.appendleft(victim)
+                    preempted.append(victim.req_id)
+                    if victim is r:
+                        break
+                if r.req_id not in self.allocator:
+                    continue  # r preempted itself; everything before it has written
+                self._num_tokens += 1
+            self.allocator.append(r.req_id, 1)
+            self.generated[r.req_id] += 1
+            i += 1
+        return tuple(preempted)
+
+    def _finish(self) -> tuple:
+        done = [r for r in self.running if self.generated[r.req_id] >= r.output_len]
+        for r in done:
+            self._release(r)
+            self.running.remove(r)
+        return tuple(r.req_id for r in done)
+
+    def _release(self, r: Request) -> None:
+        if self.policy == "paged":
+            self._num_tokens -= self.allocator.num_tokens(r.req_id)
+        self.allocator.free(r.req_id)
+
+    def _admit(self) -> tuple[tuple, tuple]:
+        admitted = []
+        while self.waiting:
+            r = self.waiting[0]
+            n = r.prompt_len + self.generated[r.req_id]  # recomputation re-prefills everything
+            if self.policy == "paged":
+                blocks = num_blocks_for(n, self.allocator.block_size) + self.watermark_blocks
+                if blocks > self.allocator.num_free_blocks:
+                    return tuple(admitted), ((r.req_id, "no_free_blocks"),)
+                self.allocator.allocate(r.req_id, n)
+                self._num_tokens += n
+            else:
+                reason = self.allocator.why_not(r.final_len)
+                if reason is not None:
+                    return tuple(admitted), ((r.req_id, reason),)
+                self.allocator.allocate(r.req_id, n, r.final_len)
+            self.waiting.popleft()
+            self.running.append(r)
+            admitted.append(r.req_id)
+        return tuple(admitted), ()
+
+
+def simulate(
+    requests: list[Request],
+    policy: str,
+    *,
+    kv_slots: int,
+    block_size: int = 16,
+    max_seq_len: int = 2048,
+    placement: str = "first_fit",
+    seed: int = 0,
+    watermark: float = 0.01,
+    record_layout: bool = False,
+) -> SimResult:
+    """Serve `requests` to completion under `policy` and summarise memory use.
+
+    `breakdown` and `mean_batch_size` average over the steps in which some request was waiting
+    (memory was the limit), or over every busy step if none ever waited. Fractions are of all
+    `kv_slots`; for "paged" the slots that do not fill a whole block count as external
+    fragmentation & others, as every unused slot does. SIMULATED: one token per running
+    request per step, FCFS, no swapping, no compute limit on batch size.
+    """
+    sim = Simulator(
+        requests,
+        policy,
+        kv_slots=kv_slots,
+        block_size=block_size,
+        max_seq_len=max_seq_len,
+        placement=placement,
+        seed=seed,
+        watermark=watermark,
+        record_layout=record_layout,
+    )
+    trace = []
+    while not sim.done:
+        trace.append(sim.step())
+    loaded = [s for s in trace if s.num_waiting] or [s for s in trace if s.num_running] or trace
+    totals = [sum(s.usage[k] for s in loaded) for k in range(len(CATEGORIES))]
+    denom = max(1, len(loaded)) * kv_slots
+    return SimResult(
+        policy=policy,
+        placement=None if policy == "paged" else placement,
+        kv_slots=kv_slots,
+        block_size=block_size if policy == "paged" else None,
+        breakdown={c: v / denom for c, v in zip(CATEGORIES, totals, strict=True)},
+        mean_batch_size=sum(s.num_running for s in loaded) / max(1, len(loaded)),
+        max_batch_size=max((s.num_running for s in trace), default=0),
+        num_preemptions=sum(len(s.preempted) for s in trace),
+        num_steps=len(trace),
+        trace=tuple(trace),
+    )

@@ -1,0 +1,73 @@
+"""Synthetic, seeded request workloads shaped like the paper's two traces.
+
+These are NOT the ShareGPT or Alpaca data sets: they are log-normal length samples whose means
+match the paper's §6.1 numbers (ShareGPT input 161.31 / output 337.99 tokens; Alpaca 19.31 /
+58.45), clipped so that prompt + output <= 2048. ShareGPT-like requests are long and widely
+spread; Alpaca-like ones are short. Arrivals are a Poisson process when a rate is given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_TOTAL_LEN = 2048
+
+
+@dataclass(frozen=True)
+class Request:
+    """One generation request: a prompt to prefill, then `output_len` decode steps."""
+
+    req_id: int
+    prompt_len: int
+    output_len: int
+    arrival_time: float = 0.0  # in decode steps
+
+    def __post_init__(self) -> None:
+        if self.prompt_len < 1:
+            raise ValueError(f"prompt_len must be >= 1, got {self.prompt_len!r}")
+        if self.output_len < 1:
+            raise ValueError(f"output_len must be >= 1, got {self.output_len!r}")
+        if self.arrival_time < 0:
+            raise ValueError(f"arrival_time must be >= 0, got {self.arrival_time!r}")
+
+    @property
+    def final_len(self) -> int:
+        """Tokens in the KV cache when the request finishes."""
+        return self.prompt_len + self.output_len
+
+
+def _lognormal_lengths(rng, mean: float, sigma: float, n: int, low: int, high: int) -> np.ndarray:
+    mu = math.log(mean) - sigma**2 / 2  # E[lognormal] = exp(mu + sigma^2 / 2)
+    return np.clip(np.rint(rng.lognormal(mu, sigma, n)), low, high).astype(int)
+
+
+def _make(n, seed, rate, prompt_mean, output_mean, sigma_p, sigma_o) -> list[Request]:
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if rate is not None and not rate > 0:
+        raise ValueError(f"rate must be > 0 requests per step (or None), got {rate!r}")
+    rng = np.random.default_rng(seed)
+    prompts = _lognormal_lengths(rng, prompt_mean, sigma_p, n, 1, MAX_TOTAL_LEN // 2)
+    outputs = _lognormal_lengths(rng, output_mean, sigma_o, n, 1, MAX_TOTAL_LEN)
+    outputs = np.minimum(outputs, MAX_TOTAL_LEN - prompts)
+    if rate is None:
+        arrivals = np.zeros(n)
+    else:  # Poisson process: exponential gaps with mean 1 / rate
+        arrivals = np.cumsum(rng.exponential(1.0 / rate, n))
+    return [
+        Request(i, int(p), int(o), float(t))
+        for i, (p, o, t) in enumerate(zip(prompts, outputs, arrivals, strict=True))
+    ]
+
+
+def sharegpt_like(n: int, seed: int = 0, rate: float | None = None) -> list[Request]:
+    """`n` long conversational requests (means near 161 in / 338 out); all at t=0 if no rate."""
+    return _make(n, seed, rate, 161.31, 337.99, sigma_p=0.8, sigma_o=0.8)
+
+
+def alpaca_like(n: int, seed: int = 0, rate: float | None = None) -> list[Request]:
+    """`n` short instruction requests (means near 19 in / 58 out); all at t=0 if no rate."""
+    return _make(n, seed, rate, 19.31, 58.45, sigma_p=0.7, sigma_o=0.8)
