@@ -9,17 +9,37 @@ PAPER = "Kwon et al., SOSP 2023 (arXiv:2309.06180)"
 # Fig. 2: average KV-cache usage (%) while serving, OPT-13B on one A100-40GB.
 # None: the paper shows no bar for that category. vLLM's remaining 3.7 % is not split.
 FIG2_BREAKDOWN = {
-    "max": {"token_states": 20.4, "reservation": 13.3, "internal_fragmentation": 57.3,
-            "external_fragmentation": 8.9},
-    "pow2": {"token_states": 26.8, "reservation": 17.9, "internal_fragmentation": 13.6,
-             "external_fragmentation": 41.6},
-    "oracle": {"token_states": 38.2, "reservation": 25.2, "internal_fragmentation": None,
-               "external_fragmentation": 36.6},
-    "paged": {"token_states": 96.3, "reservation": None, "internal_fragmentation": None,
-              "external_fragmentation": None},
+    "max": {
+        "token_states": 20.4,
+        "reservation": 13.3,
+        "internal_fragmentation": 57.3,
+        "external_fragmentation": 8.9,
+    },
+    "pow2": {
+        "token_states": 26.8,
+        "reservation": 17.9,
+        "internal_fragmentation": 13.6,
+        "external_fragmentation": 41.6,
+    },
+    "oracle": {
+        "token_states": 38.2,
+        "reservation": 25.2,
+        "internal_fragmentation": None,
+        "external_fragmentation": 36.6,
+    },
+    "paged": {
+        "token_states": 96.3,
+        "reservation": None,
+        "internal_fragmentation": None,
+        "external_fragmentation": None,
+    },
 }
-FIG2_SYSTEM_NAMES = {"max": "Orca (Max)", "pow2": "Orca (Pow2)", "oracle": "Orca (Oracle)",
-                     "paged": "vLLM"}
+FIG2_SYSTEM_NAMES = {
+    "max": "Orca (Max)",
+    "pow2": "Orca (Pow2)",
+    "oracle": "Orca (Oracle)",
+    "paged": "vLLM",
+}
 
 # §6.2, OPT-13B on ShareGPT: vLLM batches this many times more requests than ...
 BATCH_RATIO_VS_ORACLE = 2.2

@@ -26,20 +26,29 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     slots = kv_slots(OPT_13B, A100_40GB_KV_BUDGET)
     reqs = sharegpt_like(args.n, seed=args.seed)
-    print(f"{args.n} ShareGPT-like requests, {slots} KV slots, placement={args.placement}, "
-          f"Python {platform.python_version()} on {platform.machine()}")
-    head = "policy  label      " + " ".join(f"{c[:12]:>12}" for c in CATEGORIES) + "  batch  preempt  secs"
+    print(
+        f"{args.n} ShareGPT-like requests, {slots} KV slots, placement={args.placement}, "
+        f"Python {platform.python_version()} on {platform.machine()}"
+    )
+    head = (
+        "policy  label      "
+        + " ".join(f"{c[:12]:>12}" for c in CATEGORIES)
+        + "  batch  preempt  secs"
+    )
     print(head)
     for policy in SIM_POLICIES:
         t0 = time.perf_counter()
         r = simulate(reqs, policy, kv_slots=slots, placement=args.placement, seed=args.seed)
         secs = time.perf_counter() - t0
         sim = " ".join(f"{100 * r.breakdown[c]:12.1f}" for c in CATEGORIES)
-        print(f"{policy:7s} SIMULATED  {sim}  {r.mean_batch_size:5.1f}  {r.num_preemptions:7d}"
-              f"  {secs:4.2f}")
+        print(
+            f"{policy:7s} SIMULATED  {sim}  {r.mean_batch_size:5.1f}  {r.num_preemptions:7d}"
+            f"  {secs:4.2f}"
+        )
         paper = facts.FIG2_BREAKDOWN[policy]
-        cells = " ".join("           -" if paper[c] is None else f"{paper[c]:12.1f}"
-                         for c in CATEGORIES)
+        cells = " ".join(
+            "           -" if paper[c] is None else f"{paper[c]:12.1f}" for c in CATEGORIES
+        )
         print(f"{'':7s} PAPER      {cells}")
 
 

@@ -11,8 +11,14 @@ def snapshot(a: paged.ContiguousAllocator):
 
 
 @pytest.mark.parametrize(
-    "policy, final_len, expected", [("max", 100, 2048), ("pow2", 100, 128), ("pow2", 1500, 2048),
-                                    ("pow2", 128, 128), ("oracle", 100, 100)]
+    "policy, final_len, expected",
+    [
+        ("max", 100, 2048),
+        ("pow2", 100, 128),
+        ("pow2", 1500, 2048),
+        ("pow2", 128, 128),
+        ("oracle", 100, 100),
+    ],
 )
 def test_reservation_policies(policy, final_len, expected):
     a = paged.ContiguousAllocator(10_000, policy=policy)
@@ -27,8 +33,12 @@ def test_pow2_is_capped_at_max_seq_len():
 def test_usage_splits_every_slot_into_four_categories():
     a = paged.ContiguousAllocator(100, policy="max", max_seq_len=40)
     a.allocate("r", num_tokens=10, final_len=25)
-    assert a.usage() == {"token_states": 10, "reservation": 15, "internal_fragmentation": 15,
-                         "external_fragmentation": 60}
+    assert a.usage() == {
+        "token_states": 10,
+        "reservation": 15,
+        "internal_fragmentation": 15,
+        "external_fragmentation": 60,
+    }
     a.append("r", 5)
     assert a.usage()["token_states"] == 15 and a.usage()["reservation"] == 10
 
@@ -81,8 +91,12 @@ def test_buddy_arena_that_is_not_a_power_of_two():
 
 @pytest.mark.parametrize(
     "kwargs, text",
-    [(dict(capacity_tokens=0), "capacity_tokens"), (dict(capacity_tokens=10, policy="min"), "'min'"),
-     (dict(capacity_tokens=10, placement="best"), "'best'"), (dict(capacity_tokens=10, max_seq_len=0), "max_seq_len")],
+    [
+        (dict(capacity_tokens=0), "capacity_tokens"),
+        (dict(capacity_tokens=10, policy="min"), "'min'"),
+        (dict(capacity_tokens=10, placement="best"), "'best'"),
+        (dict(capacity_tokens=10, max_seq_len=0), "max_seq_len"),
+    ],
 )
 def test_constructor_errors_name_the_value(kwargs, text):
     with pytest.raises(ValueError, match=text):
@@ -115,8 +129,11 @@ class ContiguousMachine(RuleBasedStateMachine):
         self.next_id = 0
 
     @precondition(lambda self: self.a is None)
-    @rule(policy=st.sampled_from(["max", "pow2", "oracle"]),
-          placement=st.sampled_from(["first_fit", "buddy"]), capacity=st.integers(32, 200))
+    @rule(
+        policy=st.sampled_from(["max", "pow2", "oracle"]),
+        placement=st.sampled_from(["first_fit", "buddy"]),
+        capacity=st.integers(32, 200),
+    )
     def make(self, policy, placement, capacity):
         self.a = paged.ContiguousAllocator(capacity, policy, placement, max_seq_len=32)
 
@@ -167,7 +184,9 @@ class ContiguousMachine(RuleBasedStateMachine):
                 self.a.free(rid)
             assert self.a.total_free == self.a.capacity_tokens
             if self.a.placement == "buddy":  # all buddies merged again
-                assert self.a.largest_hole == min(32, 1 << (self.a.capacity_tokens.bit_length() - 1))
+                assert self.a.largest_hole == min(
+                    32, 1 << (self.a.capacity_tokens.bit_length() - 1)
+                )
 
 
 TestContiguousMachine = ContiguousMachine.TestCase

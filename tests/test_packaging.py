@@ -1,9 +1,9 @@
 """environment.yml must list exactly the dependencies of pyproject.toml (conda cannot run here)."""
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +18,9 @@ def _split(spec: str) -> tuple[str, str]:
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = dict(_split(s) for s in project["dependencies"] + project["optional-dependencies"]["dev"])
+    wanted = dict(
+        _split(s) for s in project["dependencies"] + project["optional-dependencies"]["dev"]
+    )
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     pip_section = [d for d in env["dependencies"] if isinstance(d, dict)]

@@ -83,8 +83,14 @@ def test_free_returns_blocks_only_when_unshared():
     assert a.num_free_blocks == 4
 
 
-@pytest.mark.parametrize("kwargs", [dict(num_blocks=0, block_size=4), dict(num_blocks=4, block_size=0),
-                                    dict(num_blocks=2.0, block_size=4)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(num_blocks=0, block_size=4),
+        dict(num_blocks=4, block_size=0),
+        dict(num_blocks=2.0, block_size=4),
+    ],
+)
 def test_constructor_rejects_bad_sizes(kwargs):
     with pytest.raises(ValueError, match="must be an int >= 1"):
         paged.PagedAllocator(**kwargs)

@@ -17,8 +17,12 @@ def test_hand_computed_contiguous_scenario():
     assert s1.finished == (1,) and s1.admitted == (2,) and s1.usage == (6, 2, 0, 0)
     assert s2.finished == (0, 2) and s2.usage == (0, 0, 0, 8)
     # Only step 0 had someone waiting, so the breakdown is step 0's picture.
-    assert r.breakdown == {"token_states": 4 / 8, "reservation": 3 / 8,
-                           "internal_fragmentation": 1 / 8, "external_fragmentation": 0.0}
+    assert r.breakdown == {
+        "token_states": 4 / 8,
+        "reservation": 3 / 8,
+        "internal_fragmentation": 1 / 8,
+        "external_fragmentation": 0.0,
+    }
     assert r.mean_batch_size == 2 and r.num_steps == 3 and r.num_preemptions == 0
 
 
@@ -31,8 +35,12 @@ def test_hand_computed_paged_scenario():
     assert s0.usage == (4, 0, 2, 2)  # A in 2 blocks (1 slot empty), B in 1 (1 empty)
     assert s1.finished == ("B",) and s1.usage == (4, 0, 0, 4)
     assert s2.finished == ("A",) and s2.usage == (0, 0, 0, 8)
-    assert r.breakdown == {"token_states": 0.5, "reservation": 0.0,
-                           "internal_fragmentation": 2 / 16, "external_fragmentation": 6 / 16}
+    assert r.breakdown == {
+        "token_states": 0.5,
+        "reservation": 0.0,
+        "internal_fragmentation": 2 / 16,
+        "external_fragmentation": 6 / 16,
+    }
     assert r.mean_batch_size == 1.5
 
 
@@ -87,8 +95,14 @@ def test_layout_replays_the_memory_map():
 
 @pytest.mark.parametrize(
     "kwargs, text",
-    [(dict(policy="lru"), "'lru'"), (dict(kv_slots=0), "kv_slots"), (dict(block_size=0), "block_size"),
-     (dict(kv_slots=32), "needs 3 blocks"), (dict(watermark=1.5), "watermark"), (dict(max_seq_len=30), "max_seq_len")],
+    [
+        (dict(policy="lru"), "'lru'"),
+        (dict(kv_slots=0), "kv_slots"),
+        (dict(block_size=0), "block_size"),
+        (dict(kv_slots=32), "needs 3 blocks"),
+        (dict(watermark=1.5), "watermark"),
+        (dict(max_seq_len=30), "max_seq_len"),
+    ],
 )
 def test_bad_arguments_name_the_value(kwargs, text):
     reqs = [Request(0, 20, 20)]
