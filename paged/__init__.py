@@ -10,6 +10,17 @@ from .paging import PagedAllocator, num_blocks_for
 from .simulator import CATEGORIES, SimResult, Simulator, StepRecord, simulate
 from .workloads import Request, alpaca_like, sharegpt_like
 
+_LAZY = ("paged_attention", "paged_attention_ref")  # torch and triton load only when asked
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from . import attention
+
+        return getattr(attention, name)
+    raise AttributeError(f"module 'paged' has no attribute {name!r}")
+
+
 __all__ = [
     "AllocationError",
     "CATEGORIES",
@@ -33,6 +44,8 @@ __all__ = [
     "kv_slots",
     "next_pow2",
     "num_blocks_for",
+    "paged_attention",
+    "paged_attention_ref",
     "sharegpt_like",
     "simulate",
 ]

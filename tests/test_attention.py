@@ -19,8 +19,17 @@ DEVICE = "cuda" if backend() == "cuda" else "cpu"
 pytestmark = pytest.mark.skipif(backend() == "unavailable", reason="Triton is not installed")
 
 
-def make_case(lens, block_size, num_q_heads, num_kv_heads, head_dim, dtype, seed=0,
-              device=DEVICE, spare_blocks=3):
+def make_case(
+    lens,
+    block_size,
+    num_q_heads,
+    num_kv_heads,
+    head_dim,
+    dtype,
+    seed=0,
+    device=DEVICE,
+    spare_blocks=3,
+):
     """Random q and caches, and a shuffled block table padded with -1 past each sequence."""
     g = torch.Generator().manual_seed(seed)
     blocks_per_seq = [-(-n // block_size) for n in lens]
@@ -44,8 +53,9 @@ def assert_close(out, ref, dtype):
 
 @pytest.mark.parametrize("num_q_heads, num_kv_heads", [(4, 4), (8, 2), (8, 1)])
 def test_reference_equals_sdpa_on_gathered_kv(num_q_heads, num_kv_heads):
-    q, k, v, table, lens = make_case([1, 7, 8, 9, 30], 8, num_q_heads, num_kv_heads, 64,
-                                     torch.float32, device="cpu")
+    q, k, v, table, lens = make_case(
+        [1, 7, 8, 9, 30], 8, num_q_heads, num_kv_heads, 64, torch.float32, device="cpu"
+    )
     ref = paged_attention_ref(q, k, v, table, lens)
     for i, n in enumerate(lens.tolist()):
         # Gather K/V by slot mapping on the flattened cache: a different path from the reference.
@@ -105,8 +115,9 @@ def test_kernel_many_seeded_random_cases():
         head_dim = rng.choice([32, 64, 96])
         dtype = rng.choice([torch.float32, torch.float16])
         lens = [rng.randint(1, 70) for _ in range(rng.randint(1, 4))]
-        case = make_case(lens, block_size, num_kv_heads * group, num_kv_heads, head_dim, dtype,
-                         seed=seed)
+        case = make_case(
+            lens, block_size, num_kv_heads * group, num_kv_heads, head_dim, dtype, seed=seed
+        )
         split = rng.choice([None, False, True])
         out = paged_attention(*case, split=split, partition_size=rng.choice([16, 32]))
         assert_close(out, paged_attention_ref(*case), dtype)
@@ -115,12 +126,18 @@ def test_kernel_many_seeded_random_cases():
 def test_scale_argument_and_identity_table_layout():
     q, k, v, table, lens = make_case([12, 5], 4, 2, 2, 32, torch.float32)
     for scale in (0.05, 1.0):
-        assert_close(paged_attention(q, k, v, table, lens, scale=scale),
-                     paged_attention_ref(q, k, v, table, lens, scale=scale), torch.float32)
+        assert_close(
+            paged_attention(q, k, v, table, lens, scale=scale),
+            paged_attention_ref(q, k, v, table, lens, scale=scale),
+            torch.float32,
+        )
     # A contiguous layout is the special case block_table[i] = i * blocks_per_seq + arange.
     ident = torch.arange(2 * 3, dtype=torch.int32, device=q.device).reshape(2, 3)
-    assert_close(paged_attention(q, k, v, ident, lens), paged_attention_ref(q, k, v, ident, lens),
-                 torch.float32)
+    assert_close(
+        paged_attention(q, k, v, ident, lens),
+        paged_attention_ref(q, k, v, ident, lens),
+        torch.float32,
+    )
 
 
 def test_output_does_not_depend_on_where_blocks_live():

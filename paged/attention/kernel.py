@@ -59,7 +59,8 @@ def _paged_attention_kernel(
     q_heads = kv_head * GROUP + offs_g
     q = tl.load(
         q_ptr + seq * stride_qs + q_heads[:, None] * stride_qh + offs_d[None, :],
-        mask=g_mask[:, None] & d_mask[None, :], other=0.0,
+        mask=g_mask[:, None] & d_mask[None, :],
+        other=0.0,
     )  # (BLOCK_G, BLOCK_D)
 
     m_i = tl.full([BLOCK_G], float("-inf"), tl.float32)
@@ -111,17 +112,24 @@ def _merge_partitions_kernel(
     weights = weights / tl.sum(weights, 0)
     parts = tl.load(
         part_out_ptr + row[:, None] * HEAD_DIM + offs_d[None, :],
-        mask=p_mask[:, None] & (offs_d < HEAD_DIM)[None, :], other=0.0,
+        mask=p_mask[:, None] & (offs_d < HEAD_DIM)[None, :],
+        other=0.0,
     )  # (BLOCK_P, BLOCK_D)
     out = tl.sum(parts * weights[:, None], 0)
-    tl.store(out_ptr + seq * stride_os + head * stride_oh + offs_d,
-             out.to(out_ptr.dtype.element_ty), mask=offs_d < HEAD_DIM)
+    tl.store(
+        out_ptr + seq * stride_os + head * stride_oh + offs_d,
+        out.to(out_ptr.dtype.element_ty),
+        mask=offs_d < HEAD_DIM,
+    )
 
 
 @functools.cache
 def _announce_interpreter() -> None:
-    print("paged: no CUDA GPU, so Triton kernels run under the CPU interpreter "
-          "(TRITON_INTERPRET=1): correct, but far too slow to time.", file=sys.stderr)
+    print(
+        "paged: no CUDA GPU, so Triton kernels run under the CPU interpreter "
+        "(TRITON_INTERPRET=1): correct, but far too slow to time.",
+        file=sys.stderr,
+    )
 
 
 def _tile_for(head_dim: int) -> int:
@@ -165,8 +173,9 @@ def paged_attention(
         raise ValueError(f"head_dim must be <= 256, got {head_dim}")
     for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
         if t.stride(-1) != 1:
-            raise ValueError(f"{name} must have a contiguous last dimension (stride 1), "
-                             f"got strides {t.stride()}")
+            raise ValueError(
+                f"{name} must have a contiguous last dimension (stride 1), got strides {t.stride()}"
+            )
     if block_table.stride(1) != 1:
         raise ValueError(f"block_table rows must be contiguous, got strides {block_table.stride()}")
     if INTERPRETED:
@@ -175,8 +184,9 @@ def paged_attention(
     tile = _tile_for(head_dim)
     partition_size = DEFAULT_PARTITION_SIZE if partition_size is None else partition_size
     if not isinstance(partition_size, int) or partition_size < tile or partition_size % tile:
-        raise ValueError(f"partition_size must be a positive multiple of {tile}, "
-                         f"got {partition_size!r}")
+        raise ValueError(
+            f"partition_size must be a positive multiple of {tile}, got {partition_size!r}"
+        )
     capacity = block_table.shape[1] * block_size
     num_partitions = max(1, -(-capacity // partition_size))
     if split is None:
@@ -191,10 +201,12 @@ def paged_attention(
     block_d = max(16, triton.next_power_of_2(head_dim))
     block_g = max(16, triton.next_power_of_2(group))
     if split:
-        part_out = torch.empty(num_seqs, num_q_heads, num_partitions, head_dim,
-                               dtype=torch.float32, device=q.device)
-        part_lse = torch.empty(num_seqs, num_q_heads, num_partitions,
-                               dtype=torch.float32, device=q.device)
+        part_out = torch.empty(
+            num_seqs, num_q_heads, num_partitions, head_dim, dtype=torch.float32, device=q.device
+        )
+        part_lse = torch.empty(
+            num_seqs, num_q_heads, num_partitions, dtype=torch.float32, device=q.device
+        )
     else:
         part_out = part_lse = out  # unused
     _paged_attention_kernel[(num_seqs, num_kv_heads, num_partitions)](

@@ -18,8 +18,9 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 def check_inputs(q, k_cache, v_cache, block_table, seq_lens, *, check_values: bool = True):
     """Raise ValueError naming the bad argument; return (num_seqs, num_q_heads, group)."""
-    tensors = dict(q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table,
-                   seq_lens=seq_lens)
+    tensors = dict(
+        q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table, seq_lens=seq_lens
+    )
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
             raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
