@@ -1,0 +1,59 @@
+"""Experiments the chapters and figures share: policies head to head, and the block-size sweep.
+
+Both are thin loops over `simulate`; keeping them here means a notebook and `python -m
+paged.figures` can never disagree about how a number was made. All results are SIMULATED.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .paging import num_blocks_for
+from .simulator import SIM_POLICIES, SimResult, simulate
+from .workloads import Request
+
+
+def compare_policies(
+    requests: list[Request],
+    *,
+    kv_slots: int,
+    block_size: int = 16,
+    placement: str = "first_fit",
+    policies: tuple[str, ...] = SIM_POLICIES,
+) -> dict[str, SimResult]:
+    """The same requests served under each policy."""
+    return {
+        p: simulate(requests, p, kv_slots=kv_slots, block_size=block_size, placement=placement)
+        for p in policies
+    }
+
+
+@dataclass(frozen=True)
+class BlockSizePoint:
+    """One block size's side of the trade-off."""
+
+    block_size: int
+    internal_fragmentation: float  # time-averaged fraction of all slots (SIMULATED)
+    token_states: float
+    mean_batch_size: float
+    table_entries_per_seq: float  # mean block-table length of a finished request
+
+
+def block_size_sweep(
+    requests: list[Request], *, kv_slots: int, block_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256)
+) -> list[BlockSizePoint]:
+    """Paged serving at each block size: smaller blocks waste less but need longer tables."""
+    out = []
+    for bs in block_sizes:
+        r = simulate(requests, "paged", kv_slots=kv_slots, block_size=bs)
+        entries = sum(num_blocks_for(q.final_len, bs) for q in requests) / max(1, len(requests))
+        out.append(
+            BlockSizePoint(
+                bs,
+                r.breakdown["internal_fragmentation"],
+                r.breakdown["token_states"],
+                r.mean_batch_size,
+                entries,
+            )
+        )
+    return out

@@ -1,0 +1,123 @@
+"""Regenerate every picture in figures/ from the package, deterministically.
+
+    python -m paged.figures [--out figures]
+
+All simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is
+made separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import viz  # noqa: E402
+from .experiments import block_size_sweep, compare_policies  # noqa: E402
+from .kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
+from .paging import PagedAllocator  # noqa: E402
+from .simulator import simulate  # noqa: E402
+from .widgets import allocator_layout  # noqa: E402
+from .workloads import sharegpt_like  # noqa: E402
+
+A100_SLOTS = kv_slots(OPT_13B, A100_40GB_KV_BUDGET)
+
+
+def _save(fig, path: Path) -> None:
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+
+
+def kernel_rows(out: Path) -> list[dict] | None:
+    """Rows of the first kernel benchmark CSV in `out`, if a GPU run left one."""
+    found = sorted(out.glob("kernel_bench_*.csv"))
+    return list(csv.DictReader(open(found[0]))) if found else None
+
+
+def make_all(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+
+    def save(fig, name):
+        _save(fig, out / name)
+        made.append(out / name)
+
+    # The theater picture: a contiguous arena over time, refusals marked.
+    reqs = sharegpt_like(40, seed=2)
+    trace = simulate(reqs, "oracle", kv_slots=3000, record_layout=True).trace
+    fig, ax = plt.subplots(figsize=(10, 4))
+    viz.draw_arena_timeline(
+        trace,
+        ax=ax,
+        title="SIMULATED: contiguous arena over time "
+        "(Oracle reservation, first-fit, 3,000 slots, 40 ShareGPT-like requests)",
+    )
+    save(fig, "arena_timeline.png")
+
+    # The paged pool at one moment of the same workload.
+    pool = simulate(reqs, "paged", kv_slots=3000, block_size=16, record_layout=True).trace
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    viz.draw_block_pool(
+        pool[300].layout,
+        ax=ax,
+        columns=24,
+        title="SIMULATED: paged pool at step 300 (block 16, same 3,000 slots)",
+    )
+    save(fig, "block_pool.png")
+
+    # Block tables with a fork and a copy-on-write.
+    a = PagedAllocator(num_blocks=16, block_size=4, seed=3)
+    a.allocate("A", 9)
+    a.allocate("B", 3)
+    a.fork("A", "A'")
+    a.append("A'", 1)
+    fig, ax = plt.subplots(figsize=(9, 3))
+    viz.draw_block_table(
+        allocator_layout(a),
+        ax=ax,
+        title="Block tables: A' forked from A, then wrote: copy-on-write",
+    )
+    save(fig, "block_table.png")
+
+    # Fig. 2 next to ours, and capacity.
+    results = compare_policies(sharegpt_like(2000, seed=0), kv_slots=A100_SLOTS, placement="buddy")
+    fig, ax = plt.subplots(figsize=(9, 4.4))
+    viz.draw_breakdown(
+        results,
+        ax=ax,
+        title="KV-cache usage: SIMULATED (2,000 ShareGPT-like, "
+        "OPT-13B, 15,728 slots, buddy) vs PAPER Fig. 2",
+    )
+    save(fig, "breakdown_vs_paper.png")
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    viz.draw_capacity(results, ax=ax)
+    save(fig, "capacity.png")
+
+    # The block-size trade-off, with the measured kernel side when a GPU run left a CSV.
+    points = block_size_sweep(sharegpt_like(300, seed=0), kv_slots=A100_SLOTS)
+    fig, ax = plt.subplots(figsize=(8.5, 3.8))
+    viz.draw_block_size_tradeoff(
+        points,
+        ax=ax,
+        highlight=16,
+        kernel_rows=kernel_rows(out),
+        title="Block-size trade-off (SIMULATED, 300 ShareGPT-like)",
+    )
+    save(fig, "block_size_tradeoff.png")
+    return made
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("figures"))
+    for path in make_all(ap.parse_args(argv).out):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+"""Drawings: pure functions from layouts, traces and results to matplotlib axes. No state.
+
+Four fixed, colour-blind-safe colours (Okabe-Ito) name the four uses of a KV slot everywhere in
+the course: token states, reservation, internal fragmentation, external fragmentation (free).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap, to_rgb
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from . import facts
+from .simulator import CATEGORIES, ContiguousLayout, PagedLayout
+
+COLORS = {
+    "token_states": "#0072B2",  # blue
+    "reservation": "#56B4E9",  # sky blue
+    "internal_fragmentation": "#E69F00",  # orange
+    "external_fragmentation": "#D9D9D9",  # light grey: free, in holes
+}
+LABELS = {
+    "token_states": "token states",
+    "reservation": "reserved for later tokens",
+    "internal_fragmentation": "internal fragmentation",
+    "external_fragmentation": "external fragmentation & free",
+}
+POLICY_NAMES = {"max": "Max", "pow2": "Pow2", "oracle": "Oracle", "paged": "Paged"}
+# Owners of physical blocks: no orange (that is internal fragmentation) and no light grey (free).
+SEQ_COLORS = [
+    "#009E73",
+    "#CC79A7",
+    "#0072B2",
+    "#8C564B",
+    "#56B4E9",
+    "#6A3D9A",
+    "#B2DF8A",
+    "#000000",
+    "#F0E442",
+    "#1F78B4",
+    "#FB9A99",
+    "#33A02C",
+]
+
+
+def legend_handles(categories=CATEGORIES) -> list[Patch]:
+    return [
+        Patch(facecolor=COLORS[c], edgecolor="black", lw=0.5, label=LABELS[c]) for c in categories
+    ]
+
+
+def _axes(ax, figsize):
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize, dpi=100)
+    return ax
+
+
+def arena_row(layout: ContiguousLayout) -> np.ndarray:
+    """Category index (into CATEGORIES) of every slot of the arena."""
+    row = np.full(layout.capacity_tokens, 3, dtype=np.int8)
+    for e in layout.extents:
+        row[e.start : e.start + e.num_tokens] = 0
+        row[e.start + e.num_tokens : e.start + e.final_len] = 1
+        row[e.start + e.final_len : e.end] = 2
+    return row
+
+
+def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
+    """One moment of a contiguous arena as a strip: each request's range and the holes."""
+    ax = _axes(ax, (9, 1.6))
+    cap = layout.capacity_tokens
+    for e in layout.extents:
+        parts = (
+            (e.start, e.num_tokens, 0),
+            (e.start + e.num_tokens, e.final_len - e.num_tokens, 1),
+            (e.start + e.final_len, e.size - e.final_len, 2),
+        )
+        for x, w, c in parts:
+            if w:
+                ax.add_patch(Rectangle((x, 0), w, 1, color=COLORS[CATEGORIES[c]], lw=0))
+        ax.add_patch(Rectangle((e.start, 0), e.size, 1, fill=False, ec="black", lw=0.8))
+        if e.size > cap * 0.04:
+            ax.text(
+                e.start + e.size / 2,
+                0.5,
+                f"R{e.req_id}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white",
+                fontweight="bold",
+            )
+    cursor = 0
+    for e in layout.extents:  # holes
+        if e.start > cursor:
+            ax.add_patch(
+                Rectangle(
+                    (cursor, 0), e.start - cursor, 1, color=COLORS["external_fragmentation"], lw=0
+                )
+            )
+        cursor = e.end
+    ax.add_patch(
+        Rectangle((cursor, 0), cap - cursor, 1, color=COLORS["external_fragmentation"], lw=0)
+    )
+    ax.set_xlim(0, cap)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    ax.set_xlabel("KV slot address")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    if refused:
+        ax.text(
+            1.0,
+            1.04,
+            refused,
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=9,
+            color="#D55E00",
+            fontweight="bold",
+        )
+    return ax
+
+
+def draw_arena_timeline(trace, ax=None, title=None, max_columns=600):
+    """The arena over time (x: step, y: address), with refusals marked.
+
+    Needs a trace recorded with `record_layout=True`. A red triangle marks a step where the
+    queue's head was refused although the total free space would have held it ("no_hole").
+    """
+    ax = _axes(ax, (9, 4))
+    steps = [s for s in trace if s.layout is not None]
+    if not steps:
+        raise ValueError("trace has no layouts: simulate(..., record_layout=True)")
+    stride = max(1, len(steps) // max_columns)
+    shown = steps[::stride]
+    image = np.stack([arena_row(s.layout) for s in shown], axis=1)  # (capacity, steps)
+    cmap = ListedColormap([COLORS[c] for c in CATEGORIES])
+    ax.imshow(
+        image,
+        aspect="auto",
+        origin="lower",
+        cmap=cmap,
+        vmin=-0.5,
+        vmax=3.5,
+        interpolation="nearest",
+        extent=(shown[0].step, shown[-1].step + stride, 0, image.shape[0]),
+    )
+    cap = image.shape[0]
+    no_hole = [s.step for s in steps if any(r == "no_hole" for _, r in s.refused)]
+    no_space = [s.step for s in steps if any(r == "no_space" for _, r in s.refused)]
+    if no_space:
+        ax.plot(
+            no_space,
+            [cap * 1.02] * len(no_space),
+            "|",
+            color="gray",
+            ms=6,
+            clip_on=False,
+            label="refused: not enough free in total",
+        )
+    if no_hole:
+        ax.plot(
+            no_hole,
+            [cap * 1.02] * len(no_hole),
+            "v",
+            color="#D55E00",
+            ms=6,
+            clip_on=False,
+            label="refused: enough free in total, no hole big enough",
+        )
+    ax.set_xlabel("decode step")
+    ax.set_ylabel("KV slot address")
+    ax.set_title(title or "Contiguous arena over time", fontsize=10, loc="left", pad=12)
+    handles = legend_handles() + ax.get_legend_handles_labels()[0]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def block_fill(layout: PagedLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per physical block: owner index (-1 free), filled slots, and ref count."""
+    owner = np.full(layout.num_blocks, -1)
+    fill = np.zeros(layout.num_blocks, dtype=int)
+    refs = np.zeros(layout.num_blocks, dtype=int)
+    for k, (_, table, n) in enumerate(layout.tables):
+        for i, b in enumerate(table):
+            if owner[b] < 0:
+                owner[b] = k
+            refs[b] += 1
+            fill[b] = max(fill[b], min(layout.block_size, n - i * layout.block_size))
+    return owner, fill, refs
+
+
+def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
+    """Physical blocks as a grid, coloured by owning sequence, filled as far as they hold tokens.
+
+    The empty part of a partly filled (last) block is the only internal fragmentation paging
+    leaves (orange); free blocks are grey. A "×n" in a block is its ref count when shared.
+    Drawn as one raster image, so pools of thousands of blocks stay fast.
+    """
+    ax = _axes(ax, (6, 3))
+    owner, fill, refs = block_fill(layout)
+    n = layout.num_blocks
+    columns = columns or int(np.ceil(np.sqrt(n * 2)))
+    rows = int(np.ceil(n / columns))
+    cell, gap = 16, 2  # pixels per block side, and between blocks
+    image = np.ones((rows * (cell + gap), columns * (cell + gap), 3))
+    free_rgb = to_rgb(COLORS["external_fragmentation"])
+    frag_rgb = to_rgb(COLORS["internal_fragmentation"])
+    for b in range(n):
+        r, c = b // columns, b % columns
+        y, x = r * (cell + gap), c * (cell + gap)
+        if owner[b] < 0:
+            image[y : y + cell, x : x + cell] = free_rgb
+            continue
+        filled = int(round(cell * fill[b] / layout.block_size))
+        image[y : y + cell, x : x + filled] = to_rgb(SEQ_COLORS[owner[b] % len(SEQ_COLORS)])
+        image[y : y + cell, x + filled : x + cell] = frag_rgb
+    ax.imshow(image, interpolation="nearest")
+    for b in np.flatnonzero(refs > 1):
+        r, c = b // columns, b % columns
+        ax.text(
+            c * (cell + gap) + cell / 2,
+            r * (cell + gap) + cell / 2,
+            f"×{refs[b]}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="white",
+            fontweight="bold",
+        )
+    if n <= 64:
+        for b in range(n):
+            r, c = b // columns, b % columns
+            ax.text(
+                c * (cell + gap) + 1,
+                r * (cell + gap) + 1,
+                str(b),
+                fontsize=6,
+                va="top",
+                color="#333333",
+            )
+    ax.axis("off")
+    ax.set_title(
+        title or f"Block pool: {n} physical blocks of {layout.block_size} slots",
+        fontsize=10,
+        loc="left",
+    )
+    return ax
+
+
+def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
+    """Each sequence's logical blocks in order (left), arrows to the physical blocks (right)."""
+    ax = _axes(ax, (9, 0.9 + 0.8 * max(1, len(layout.tables))))
+    owner, fill, refs = block_fill(layout)
+    n = layout.num_blocks
+    rows = int(np.ceil(n / columns))
+    x0 = 1 + max((len(t) for _, t, _ in layout.tables), default=1) * 1.1 + 2.5
+    y_top = max(len(layout.tables), rows) * 1.2
+
+    def phys_xy(b):
+        return x0 + (b % columns) * 1.1, y_top - 1.2 * (b // columns) - 1
+
+    for b in range(n):
+        x, y = phys_xy(b)
+        color = (
+            COLORS["external_fragmentation"]
+            if owner[b] < 0
+            else SEQ_COLORS[owner[b] % len(SEQ_COLORS)]
+        )
+        ax.add_patch(Rectangle((x, y), 1, 1, color=color, ec="black", lw=0.5))
+        label = f"{b}" + (f"\n×{refs[b]}" if refs[b] > 1 else "")
+        ax.text(
+            x + 0.5,
+            y + 0.5,
+            label,
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="black" if owner[b] < 0 else "white",
+        )
+    for k, (seq_id, table, num_tokens) in enumerate(layout.tables):
+        y = y_top - 1.2 * k - 1
+        color = SEQ_COLORS[k % len(SEQ_COLORS)]
+        ax.text(0.9, y + 0.5, f"{seq_id}\n{num_tokens} tok", ha="right", va="center", fontsize=8)
+        for i, b in enumerate(table):
+            x = 1 + i * 1.1
+            ax.add_patch(Rectangle((x, y), 1, 1, color=color, alpha=0.35, ec="black", lw=0.5))
+            ax.text(x + 0.5, y + 0.5, f"L{i}→{b}", ha="center", va="center", fontsize=7)
+            px, py = phys_xy(b)
+            ax.add_patch(
+                FancyArrowPatch(
+                    (x + 1, y + 0.5),
+                    (px, py + 0.5),
+                    arrowstyle="->",
+                    mutation_scale=8,
+                    color=color,
+                    lw=0.8,
+                    alpha=0.8,
+                )
+            )
+    ax.text(1, y_top + 0.3, "logical blocks (block table)", fontsize=9)
+    ax.text(x0, y_top + 0.3, "physical blocks (pool)", fontsize=9)
+    ax.set_xlim(-1.2, x0 + columns * 1.1)
+    ax.set_ylim(min(y_top - 1.2 * max(len(layout.tables), rows), 0) - 0.2, y_top + 1)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    return ax
+
+
+def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=None):
+    """Stacked bars of the four categories: SIMULATED beside PAPER for each policy."""
+    ax = _axes(ax, (9, 4.2))
+    bars = []
+    for policy, res in results.items():
+        bars.append((f"{POLICY_NAMES[policy]}  SIMULATED", res.breakdown, False))
+        if paper and policy in paper:
+            p = paper[policy]
+            pct = {c: (p[c] or 0) / 100 for c in CATEGORIES}
+            if policy == "paged":  # the paper does not split vLLM's remaining 3.7 %
+                pct["external_fragmentation"] = 1 - pct["token_states"]
+            bars.append((f"{facts.FIG2_SYSTEM_NAMES[policy]}  PAPER", pct, True))
+    for i, (_, frac, is_paper) in enumerate(bars):
+        y = len(bars) - 1 - i
+        left = 0.0
+        for c in CATEGORIES:
+            w = frac[c]
+            ax.barh(
+                y,
+                w,
+                left=left,
+                color=COLORS[c],
+                edgecolor="black",
+                lw=0.4,
+                hatch="//" if is_paper else None,
+            )
+            if w >= 0.06:
+                ax.text(
+                    left + w / 2,
+                    y,
+                    f"{100 * w:.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85),
+                )
+            left += w
+    ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_xticks(np.linspace(0, 1, 6), [f"{int(100 * t)}%" for t in np.linspace(0, 1, 6)])
+    ax.set_xlabel("share of all KV-cache slots (time average)")
+    ax.set_title(
+        title or "KV-cache usage by policy: SIMULATED vs PAPER (Fig. 2)", fontsize=10, loc="left"
+    )
+    ax.legend(
+        handles=legend_handles(),
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+        ncol=4,
+        frameon=False,
+    )
+    return ax
+
+
+def draw_capacity(results: dict, ax=None, title=None):
+    """Mean number of requests running at once, per policy, in the same memory."""
+    ax = _axes(ax, (6, 3))
+    names = [POLICY_NAMES[p] for p in results]
+    values = [r.mean_batch_size for r in results.values()]
+    colors = ["#999999"] * (len(values) - 1) + ["#0072B2"] if "paged" in results else None
+    ax.bar(names, values, color=colors, edgecolor="black", lw=0.5)
+    for i, v in enumerate(values):
+        ax.text(i, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
+    ax.set_ylabel("mean running requests")
+    ax.set_ylim(0, max(values) * 1.18)
+    ax.set_title(
+        title or "Concurrent requests in the same KV memory (SIMULATED)", fontsize=10, loc="left"
+    )
+    return ax
+
+
+def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, title=None):
+    """Internal fragmentation and block-table length vs block size; measured kernel time if given.
+
+    `kernel_rows`: rows of the kernel benchmark CSV (MEASURED), drawn on a third axis.
+    """
+    ax = _axes(ax, (8, 3.8))
+    bs = [p.block_size for p in points]
+    frag = [100 * p.internal_fragmentation for p in points]
+    ax.plot(
+        bs,
+        frag,
+        "o-",
+        color=COLORS["internal_fragmentation"],
+        label="internal fragmentation (SIMULATED)",
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(bs, [str(b) for b in bs])
+    ax.set_xlabel("block size (tokens)")
+    ax.set_ylabel("internal fragmentation (% of slots)", color="#9A6A00")
+    ax2 = ax.twinx()
+    ax2.plot(
+        bs,
+        [p.table_entries_per_seq for p in points],
+        "s--",
+        color="#0072B2",
+        label="block-table entries per request",
+    )
+    ax2.set_yscale("log")
+    ax2.set_ylabel("block-table entries per request", color="#0072B2")
+    handles = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    if kernel_rows:
+        ax3 = ax.twinx()
+        ax3.spines["right"].set_position(("axes", 1.15))
+        pts = sorted(
+            (int(r["block_size"]), float(r["time_ms"]))
+            for r in kernel_rows
+            if r["variant"] == "triton_paged_shuffled"
+        )
+        ax3.plot(
+            *zip(*pts, strict=True),
+            "^:",
+            color="#009E73",
+            label=f"kernel time, ms (MEASURED, {kernel_rows[0]['device']})",
+        )
+        ax3.set_ylabel("kernel time (ms)", color="#009E73")
+        handles += ax3.get_legend_handles_labels()[0]
+    if highlight is not None:
+        ax.axvline(highlight, color="black", lw=1, alpha=0.6)
+    ax.legend(handles=handles, fontsize=7, loc="upper center")
+    ax.set_title(title or "The block-size trade-off", fontsize=10, loc="left")
+    return ax

@@ -1,0 +1,306 @@
+"""Widgets: thin ipywidgets wiring over the allocators, the simulator and the drawings.
+
+Core widgets only (works on ipywidgets 7.7, as on Colab, and 8.x). Each explorer is a VBox, so
+displaying it shows it; tests drive them headless by setting `.value` and calling `.click()`.
+Figures are rendered to PNG bytes in an `Image` widget, so what is drawn can be compared.
+
+    python -m paged.widgets     # prints the median redraw time of each explorer (MEASURED)
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import time
+
+import ipywidgets as W
+from matplotlib.figure import Figure
+
+from . import viz
+from .errors import AllocationError
+from .experiments import block_size_sweep
+from .paging import PagedAllocator
+from .simulator import CATEGORIES, PagedLayout, Simulator
+from .workloads import sharegpt_like
+
+BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+
+def render_png(fig: Figure, dpi: int = 80) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def allocator_layout(a: PagedAllocator) -> PagedLayout:
+    """The drawing input for a live PagedAllocator."""
+    tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
+    return PagedLayout(a.num_blocks, a.block_size, tables)
+
+
+def _counter_table(rows: dict[str, tuple[int, ...]], total: dict[str, int]) -> str:
+    head = "".join(f"<th style='padding:0 8px'>{viz.LABELS[c]}</th>" for c in CATEGORIES)
+    body = ""
+    for name, usage in rows.items():
+        cells = "".join(
+            f"<td style='padding:0 8px;text-align:right'>{u} ({100 * u / total[name]:.0f}%)</td>"
+            for u in usage
+        )
+        body += f"<tr><td><b>{name}</b></td>{cells}</tr>"
+    return f"<table><tr><th></th>{head}</tr>{body}</table>"
+
+
+class AllocatorExplorer(W.VBox):
+    """The same workload through a contiguous arena and a paged pool, side by side."""
+
+    def __init__(
+        self,
+        num_requests=40,
+        kv_slots=8192,
+        policy="max",
+        placement="first_fit",
+        block_size=16,
+        seed=0,
+    ):
+        self.policy = W.Dropdown(
+            options=["max", "pow2", "oracle"], value=policy, description="reserve"
+        )
+        self.placement = W.Dropdown(
+            options=["first_fit", "buddy"], value=placement, description="placement"
+        )
+        self.block_size = W.Dropdown(
+            options=BLOCK_SIZES, value=block_size, description="block size"
+        )
+        self.kv_slots = W.IntSlider(
+            value=kv_slots,
+            min=2048,
+            max=16384,
+            step=512,
+            description="KV slots",
+            continuous_update=False,
+        )
+        self.seed = W.IntSlider(
+            value=seed, min=0, max=9, description="seed", continuous_update=False
+        )
+        self.steps_per_click = W.IntSlider(value=20, min=1, max=200, description="steps/click")
+        self.step_button = W.Button(description="step", icon="step-forward")
+        self.reset_button = W.Button(description="reset", icon="undo")
+        self.play = W.Play(value=0, min=0, max=100_000, interval=300, description="play")
+        self.image = W.Image(format="png")
+        self.counters = W.HTML()
+        self.events = W.HTML()
+        self.num_requests = num_requests
+        for w in (self.policy, self.placement, self.block_size, self.kv_slots, self.seed):
+            w.observe(lambda _: self.reset(), names="value")
+        self.step_button.on_click(lambda _: self.step())
+        self.reset_button.on_click(lambda _: self.reset())
+        self.play.observe(lambda _: self.step(), names="value")
+        controls = W.HBox(
+            [
+                W.VBox([self.policy, self.placement, self.block_size]),
+                W.VBox([self.kv_slots, self.seed, self.steps_per_click]),
+            ]
+        )
+        buttons = W.HBox([self.step_button, self.play, self.reset_button])
+        super().__init__([controls, buttons, self.counters, self.events, self.image])
+        self.reset()
+
+    def reset(self) -> None:
+        """Start both runs again from step 0 with the current settings."""
+        reqs = sharegpt_like(self.num_requests, seed=self.seed.value)
+        common = dict(kv_slots=self.kv_slots.value, record_layout=False, seed=self.seed.value)
+        self.contiguous = Simulator(
+            reqs, self.policy.value, placement=self.placement.value, **common
+        )
+        self.paged = Simulator(reqs, "paged", block_size=self.block_size.value, **common)
+        self.num_refusals = {"contiguous": 0, "no_hole": 0, "paged": 0}
+        self.num_preemptions = 0
+        self.last_refusal = ""
+        self.redraw()
+
+    def step(self, n: int | None = None) -> None:
+        """Advance both runs by `n` decode steps (default: the steps/click slider)."""
+        for _ in range(self.steps_per_click.value if n is None else n):
+            for name, sim in (("contiguous", self.contiguous), ("paged", self.paged)):
+                if sim.done:
+                    continue
+                rec = sim.step()
+                self.num_preemptions += len(rec.preempted)
+                for req_id, reason in rec.refused:
+                    self.num_refusals[name] += 1
+                    if reason == "no_hole":
+                        self.num_refusals["no_hole"] += 1
+                        self.last_refusal = (
+                            f"step {rec.step}: R{req_id} refused although "
+                            f"{sim.allocator.total_free} slots are free in total "
+                            f"(largest hole {sim.allocator.largest_hole})"
+                        )
+        self.redraw()
+
+    def redraw(self) -> None:
+        c, p = self.contiguous, self.paged
+        fig = Figure(figsize=(9, 4.6))
+        ax1, ax2 = fig.subplots(2, 1, height_ratios=[1, 2.4])
+        title = (
+            f"contiguous ({self.policy.value}, {self.placement.value}): "
+            f"{len(c.running)} running, {len(c.waiting)} waiting"
+        )
+        viz.draw_arena(
+            c.layout(),
+            ax=ax1,
+            title=title,
+            refused="refused: no hole big enough" if self._head_blocked() else None,
+        )
+        viz.draw_block_pool(
+            p.layout(),
+            ax=ax2,
+            columns=32,
+            title=f"paged (block {self.block_size.value}): {len(p.running)} "
+            f"running, {len(p.waiting)} waiting",
+        )
+        fig.legend(
+            handles=viz.legend_handles(), loc="lower center", ncol=4, fontsize=7, frameon=False
+        )
+        fig.subplots_adjust(left=0.03, right=0.98, top=0.93, bottom=0.08, hspace=0.45)
+        self.image.value = render_png(fig)
+        rows = {"contiguous": c.usage(), "paged": p.usage()}
+        self.counters.value = _counter_table(rows, {k: c.kv_slots for k in rows}) + (
+            f"<p>step {c.step_index} · preemptions (paged): {self.num_preemptions} · "
+            f"contiguous refusals: {self.num_refusals['contiguous']} "
+            f"(of which enough free in total: {self.num_refusals['no_hole']})</p>"
+        )
+        self.events.value = (
+            f"<p style='color:#D55E00'><b>{self.last_refusal}</b></p>" if self.last_refusal else ""
+        )
+
+    def _head_blocked(self) -> bool:
+        c = self.contiguous
+        return bool(c.waiting) and c.allocator.why_not(c.waiting[0].final_len) == "no_hole"
+
+
+class BlockTableExplorer(W.VBox):
+    """Allocate, append, fork and free; watch block tables, ref counts and copy-on-write."""
+
+    def __init__(self, num_blocks=24, block_size=4, seed=0):
+        self.allocator = PagedAllocator(num_blocks, block_size, seed=seed)
+        self.allocator.allocate("A", 6)
+        self.seq = W.Dropdown(options=["A"], value="A", description="sequence")
+        self.name = W.Text(value="B", description="new id")
+        self.tokens = W.BoundedIntText(value=5, min=0, max=10_000, description="tokens")
+        self.allocate_button = W.Button(description="allocate new id")
+        self.append_button = W.Button(description="append 1 token")
+        self.fork_button = W.Button(description="fork into new id")
+        self.free_button = W.Button(description="free")
+        self.message = W.HTML()
+        self.image = W.Image(format="png")
+        self.allocate_button.on_click(lambda _: self._do(self._allocate))
+        self.append_button.on_click(lambda _: self._do(self._append))
+        self.fork_button.on_click(lambda _: self._do(self._fork))
+        self.free_button.on_click(lambda _: self._do(self._free))
+        rows = [
+            W.HBox([self.name, self.tokens, self.allocate_button]),
+            W.HBox([self.seq, self.append_button, self.fork_button, self.free_button]),
+        ]
+        super().__init__([*rows, self.message, self.image])
+        self.redraw("A holds 6 tokens in 2 blocks of 4.")
+
+    def _allocate(self):
+        table = self.allocator.allocate(self.name.value, self.tokens.value)
+        return f"allocated {self.name.value!r}: {self.tokens.value} tokens → blocks {table}"
+
+    def _append(self):
+        copies = self.allocator.append(self.seq.value, 1)
+        table = self.allocator.block_table(self.seq.value)
+        cow = f" copy-on-write: copy block {copies[0][0]} → {copies[0][1]}" if copies else ""
+        return f"appended 1 token to {self.seq.value!r}: table {table}.{cow}"
+
+    def _fork(self):
+        self.allocator.fork(self.seq.value, self.name.value)
+        return f"forked {self.seq.value!r} → {self.name.value!r}: every block now shared"
+
+    def _free(self):
+        self.allocator.free(self.seq.value)
+        return f"freed {self.seq.value!r}"
+
+    def _do(self, action) -> None:
+        try:
+            message = action()
+        except (AllocationError, ValueError, KeyError) as exc:  # the allocator is unchanged
+            self.redraw(error=f"{type(exc).__name__}: {exc}")
+            return
+        self.redraw(message)
+
+    def redraw(self, message: str = "", error: str = "") -> None:
+        ids = self.allocator.seq_ids
+        self.seq.options = ids
+        if ids and self.seq.value not in ids:
+            self.seq.value = ids[0]
+        self.name.value = (
+            next(c for c in "BCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in ids) if len(ids) < 25 else ""
+        )
+        a = self.allocator
+        status = f"{a.num_free_blocks} of {a.num_blocks} blocks free"
+        text = f"<span style='color:#D55E00'><b>{error}</b></span>" if error else message
+        self.message.value = f"<p>{text}<br><small>{status}</small></p>"
+        fig = Figure(figsize=(9, 1.2 + 0.8 * max(3, len(ids))))
+        viz.draw_block_table(allocator_layout(a), ax=fig.subplots(), columns=8)
+        fig.subplots_adjust(left=0.02, right=0.99, top=0.97, bottom=0.02)
+        self.image.value = render_png(fig)
+
+
+class BlockSizeExplorer(W.VBox):
+    """A block-size slider that redraws the trade-off (SIMULATED; MEASURED kernel rows if given)."""
+
+    def __init__(self, requests=None, kv_slots=15_728, kernel_rows=None, block_size=16):
+        self.points = block_size_sweep(requests or sharegpt_like(150, seed=0), kv_slots=kv_slots)
+        self.kernel_rows = kernel_rows
+        self.slider = W.SelectionSlider(
+            options=BLOCK_SIZES, value=block_size, description="block size", continuous_update=False
+        )
+        self.readout = W.HTML()
+        self.image = W.Image(format="png")
+        self.slider.observe(lambda _: self.redraw(), names="value")
+        super().__init__([self.slider, self.readout, self.image])
+        self.redraw()
+
+    def redraw(self) -> None:
+        p = next(p for p in self.points if p.block_size == self.slider.value)
+        self.readout.value = (
+            f"<p>block size <b>{p.block_size}</b>: internal fragmentation "
+            f"<b>{100 * p.internal_fragmentation:.1f}%</b> of slots, "
+            f"<b>{p.table_entries_per_seq:.1f}</b> block-table entries per request, "
+            f"{p.mean_batch_size:.1f} requests running on average (SIMULATED)</p>"
+        )
+        fig = Figure(figsize=(8, 3.6))
+        viz.draw_block_size_tradeoff(
+            self.points, ax=fig.subplots(), highlight=p.block_size, kernel_rows=self.kernel_rows
+        )
+        fig.tight_layout()
+        self.image.value = render_png(fig)
+
+
+def median_redraw_ms(action, repeats: int = 15) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        action()
+        times.append(1000 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
+def main() -> None:
+    explorer = AllocatorExplorer()
+    explorer.steps_per_click.value = 1
+    table = BlockTableExplorer()
+    size = BlockSizeExplorer()
+    options = iter(BLOCK_SIZES * 4)
+    print(f"allocator explorer step: {median_redraw_ms(explorer.step_button.click):.0f} ms median")
+    print(f"block-table explorer append: {median_redraw_ms(table.append_button.click):.0f} ms")
+    print(
+        f"block-size slider move: "
+        f"{median_redraw_ms(lambda: setattr(size.slider, 'value', next(options))):.0f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
