@@ -200,3 +200,15 @@ def test_gpu_long_sequences(dtype, block_size):
     ref = paged_attention_ref(*case)
     for split in (None, False, True):
         assert_close(paged_attention(*case, split=split), ref, dtype)
+
+
+def test_tiny_decoder_paged_equals_contiguous():
+    from paged.attention.tiny_model import TinyDecoder
+
+    model = TinyDecoder(seed=1)
+    tokens, logits = model.generate_contiguous([3, 1, 4, 1, 5], steps=9)
+    p_tokens, p_logits, table = model.generate_paged([3, 1, 4, 1, 5], steps=9, block_size=4)
+    k_tokens, k_logits, _ = model.generate_paged([3, 1, 4, 1, 5], 9, attention=paged_attention)
+    assert tokens == p_tokens == k_tokens and len(table) == 4  # 13 tokens in blocks of 4
+    torch.testing.assert_close(p_logits, logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(k_logits, logits, atol=1e-5, rtol=1e-5)
