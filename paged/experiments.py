@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .paging import num_blocks_for
+from .paging import PagedAllocator, num_blocks_for
 from .simulator import SIM_POLICIES, SimResult, simulate
 from .workloads import Request
 
@@ -57,3 +57,29 @@ def block_size_sweep(
             )
         )
     return out
+
+
+def blocks_held_by_samples(
+    requests: list[Request], num_samples: int, *, block_size: int = 16, share: bool = True
+) -> int:
+    """Blocks held when each request's samples finish: forked from the prompt, or private copies.
+
+    Parallel sampling (§4.4): with `share`, samples fork the prompt's sequence and copy-on-write
+    splits only the partly filled last block; without, every sample stores the prompt again.
+    """
+    total = 0
+    for r in requests:
+        # Room for the prompt's own blocks plus every sample at its full length.
+        size = (num_samples + 1) * num_blocks_for(r.final_len, block_size)
+        a = PagedAllocator(num_blocks=size, block_size=block_size)
+        a.allocate("prompt", r.prompt_len)
+        for i in range(num_samples):
+            if share:
+                a.fork("prompt", i)
+            else:
+                a.allocate(i, r.prompt_len)
+        a.free("prompt")
+        for i in range(num_samples):
+            a.append(i, r.output_len)
+        total += a.num_used_blocks
+    return total

@@ -21,8 +21,7 @@ from . import viz  # noqa: E402
 from .experiments import block_size_sweep, compare_policies  # noqa: E402
 from .kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
 from .paging import PagedAllocator  # noqa: E402
-from .simulator import simulate  # noqa: E402
-from .widgets import allocator_layout  # noqa: E402
+from .simulator import paged_layout, simulate  # noqa: E402
 from .workloads import sharegpt_like  # noqa: E402
 
 A100_SLOTS = kv_slots(OPT_13B, A100_40GB_KV_BUDGET)
@@ -78,7 +77,7 @@ def make_all(out: Path) -> list[Path]:
     a.append("A'", 1)
     fig, ax = plt.subplots(figsize=(9, 3))
     viz.draw_block_table(
-        allocator_layout(a),
+        paged_layout(a),
         ax=ax,
         title="Block tables: A' forked from A, then wrote: copy-on-write",
     )

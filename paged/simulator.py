@@ -73,6 +73,13 @@ class SimResult:
     trace: tuple[StepRecord, ...]
 
 
+def paged_layout(allocator: PagedAllocator) -> PagedLayout:
+    """The drawing input for a PagedAllocator's current state."""
+    a = allocator
+    tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
+    return PagedLayout(a.num_blocks, a.block_size, tables)
+
+
 class Simulator:
     """One serving run that can be advanced a step at a time (widgets drive this)."""
 
@@ -120,6 +127,10 @@ class Simulator:
 
     def _check_requests(self, requests, max_seq_len) -> None:
         ids = set()
+        if self.policy != "paged":
+            empty = ContiguousAllocator(
+                self.kv_slots, self.policy, self.allocator.placement, max_seq_len
+            )
         for r in requests:
             if r.req_id in ids:
                 raise ValueError(f"duplicate req_id {r.req_id!r}")
@@ -135,15 +146,11 @@ class Simulator:
                         f"request {r.req_id!r} needs {need} blocks; the pool has "
                         f"{self.allocator.num_blocks}"
                     )
-            else:
-                empty = ContiguousAllocator(
-                    self.kv_slots, self.policy, self.allocator.placement, max_seq_len
+            elif not empty.can_allocate(r.final_len):
+                raise ValueError(
+                    f"request {r.req_id!r} needs {empty.allocation_size(r.final_len)} "
+                    f"contiguous slots; even an empty arena of {self.kv_slots} cannot hold it"
                 )
-                if not empty.can_allocate(r.final_len):
-                    raise ValueError(
-                        f"request {r.req_id!r} needs {empty.allocation_size(r.final_len)} "
-                        f"contiguous slots; even an empty arena of {self.kv_slots} cannot hold it"
-                    )
 
     @property
     def done(self) -> bool:
@@ -163,8 +170,7 @@ class Simulator:
         a = self.allocator
         if self.policy != "paged":
             return ContiguousLayout(a.capacity_tokens, tuple(a.extents()))
-        tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
-        return PagedLayout(a.num_blocks, a.block_size, tables)
+        return paged_layout(a)
 
     def step(self) -> StepRecord:
         """Advance one decode step and return what happened."""

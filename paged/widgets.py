@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import statistics
+import string
 import time
 
 import ipywidgets as W
@@ -20,7 +21,7 @@ from . import viz
 from .errors import AllocationError
 from .experiments import block_size_sweep
 from .paging import PagedAllocator
-from .simulator import CATEGORIES, PagedLayout, Simulator
+from .simulator import CATEGORIES, Simulator, paged_layout
 from .workloads import sharegpt_like
 
 BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -30,12 +31,6 @@ def render_png(fig: Figure, dpi: int = 80) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
-
-
-def allocator_layout(a: PagedAllocator) -> PagedLayout:
-    """The drawing input for a live PagedAllocator."""
-    tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
-    return PagedLayout(a.num_blocks, a.block_size, tables)
 
 
 def _counter_table(rows: dict[str, tuple[int, ...]], total: dict[str, int]) -> str:
@@ -235,15 +230,13 @@ class BlockTableExplorer(W.VBox):
         self.seq.options = ids
         if ids and self.seq.value not in ids:
             self.seq.value = ids[0]
-        self.name.value = (
-            next(c for c in "BCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in ids) if len(ids) < 25 else ""
-        )
+        self.name.value = next((c for c in string.ascii_uppercase if c not in ids), "")
         a = self.allocator
         status = f"{a.num_free_blocks} of {a.num_blocks} blocks free"
         text = f"<span style='color:#D55E00'><b>{error}</b></span>" if error else message
         self.message.value = f"<p>{text}<br><small>{status}</small></p>"
         fig = Figure(figsize=(9, 1.2 + 0.8 * max(3, len(ids))))
-        viz.draw_block_table(allocator_layout(a), ax=fig.subplots(), columns=8)
+        viz.draw_block_table(paged_layout(a), ax=fig.subplots(), columns=8)
         fig.subplots_adjust(left=0.02, right=0.99, top=0.97, bottom=0.02)
         self.image.value = render_png(fig)
 

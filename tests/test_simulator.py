@@ -132,3 +132,12 @@ def test_paged_never_deadlocks(lens, block_size, extra, watermark):
     finished = sorted(f for s in r.trace for f in s.finished)
     assert finished == list(range(len(reqs)))
     assert r.num_steps <= sum(r.final_len for r in reqs) * (len(reqs) + 1) + 3
+
+
+def test_sharing_saves_exactly_the_shared_prompt_blocks():
+    from paged.experiments import blocks_held_by_samples
+
+    # Prompt 10 tokens in blocks of 4: 2 full blocks shared, the half-full third copied on write.
+    reqs = [Request(0, 10, 3)]
+    assert blocks_held_by_samples(reqs, 3, block_size=4, share=False) == 3 * 4  # 13 tokens each
+    assert blocks_held_by_samples(reqs, 3, block_size=4) == 2 + 3 * 2
