@@ -150,8 +150,8 @@ class AllocatorExplorer(W.VBox):
             p.layout(),
             ax=ax2,
             columns=32,
-            title=f"paged (block {self.block_size.value}): {len(p.running)} "
-            f"running, {len(p.waiting)} waiting",
+            title=f"paged (block {self.block_size.value}): {len(p.running)} running, "
+            f"{len(p.waiting)} waiting; one colour per request",
         )
         fig.legend(
             handles=viz.legend_handles(), loc="lower center", ncol=4, fontsize=7, frameon=False

@@ -39,3 +39,11 @@ def test_chapters_have_the_bones(path):
         "Exercise",
     ):
         assert heading in text, heading
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_from_one_clean_run(path):
+    """Outputs come from `make notebooks`: cells numbered 1, 2, 3... in order, no timestamps."""
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
+    assert not [c["id"] for c in cells if "execution" in c["metadata"]]
