@@ -1,9 +1,10 @@
-"""Regenerate every picture in figures/ from the package, deterministically.
+"""Regenerate every drawn picture in figures/ from the package, deterministically.
 
     python -m paged.figures [--out figures]
 
 All simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is
-made separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here.
+made separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here;
+the JupyterLab screenshots `lab_*.png` come from the browser test (`make screenshots`).
 """
 
 from __future__ import annotations

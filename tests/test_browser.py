@@ -1,0 +1,417 @@
+"""The course as a learner meets it: JupyterLab in headless Chromium, chapters run, widgets used.
+
+nbval (the notebook tests) proves the cells run in a kernel. This proves the page works: the
+chapter opens in a real JupyterLab, Run > Run All Cells finishes without an error, every widget
+renders as a widget (not "Loading widget..." or a text repr) and reacts to a click or a drag.
+
+The test starts its own JupyterLab on 127.0.0.1 (free port, random token) over a copy of the
+notebooks, so autosave never touches the committed ones, and shuts it down even on failure.
+Screenshots land in ``test-output/browser/`` (not committed); ``make screenshots`` copies chosen
+ones into ``figures/``.
+
+Needs Debian's ``chromium`` (``apt-get install chromium``) or ``PAGED_CHROMIUM=/path/to/chrome``.
+Without it the tests skip, unless ``PAGED_REQUIRE_BROWSER=1`` (set by ``.ci/run``) makes that a
+failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # the tests skip with an install hint
+    sync_playwright = None
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "test-output" / "browser"
+CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+STARTUP_S = 90  # JupyterLab's first start with a cold disk cache
+CHAPTER_S = 300  # run-all for the slowest chapter (the Triton interpreter) is ~20 s here
+UI_MS = 30_000  # one click or drag to a redrawn widget
+# Chromium on a machine with no outside network (see the env notes): no background fetches.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LAB_SETTINGS = {
+    # Render every cell (no virtual scrolling), so the page holds the whole notebook.
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+    # No news or update toasts over the cells.
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+
+pytestmark = pytest.mark.browser
+
+
+def _chromium() -> str:
+    wanted = os.environ.get("PAGED_CHROMIUM") or "chromium"
+    path = shutil.which(wanted)
+    missing = None
+    if sync_playwright is None:
+        missing = "Playwright for Python is missing: pip install -e '.[dev]'"
+    elif path is None:
+        missing = (
+            f"Chromium not found ({wanted!r}): install Debian's package "
+            "(sudo apt-get install chromium) or point PAGED_CHROMIUM at a Chrome/Chromium binary"
+        )
+    if missing:
+        if os.environ.get("PAGED_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser test required (PAGED_REQUIRE_BROWSER=1) but {missing}")
+        pytest.skip(missing)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A JupyterLab server on loopback over a scratch copy of notebooks/ and figures/."""
+
+    def __init__(self, scratch: Path):
+        self.root = scratch / "course"
+        for folder in ("notebooks", "figures"):
+            shutil.copytree(ROOT / folder, self.root / folder)
+        self.port, self.token = _free_port(), secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        jupyter = scratch / "jupyter"
+        for name, settings in LAB_SETTINGS.items():
+            path = jupyter / "settings" / f"{name}.jupyterlab-settings"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(settings))
+        env = dict(
+            os.environ,
+            # Nothing from the user's own Jupyter or IPython set-up leaks in.
+            JUPYTER_CONFIG_DIR=str(jupyter / "config"),
+            JUPYTER_DATA_DIR=str(jupyter / "data"),
+            JUPYTER_RUNTIME_DIR=str(jupyter / "runtime"),
+            JUPYTERLAB_SETTINGS_DIR=str(jupyter / "settings"),
+            JUPYTERLAB_WORKSPACES_DIR=str(jupyter / "workspaces"),
+            IPYTHONDIR=str(jupyter / "ipython"),
+        )
+        cmd = [
+            sys.executable, "-m", "jupyter", "lab", "--no-browser",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+        ]  # fmt: skip
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.log_path = SHOTS / "jupyterlab.log"
+        self._log = self.log_path.open("w")
+        # Own process group: the kernels it starts can be stopped with it.
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def api(self, path: str, method: str = "GET") -> object:
+        headers = {"Authorization": f"token {self.token}"}
+        request = urllib.request.Request(f"{self.url}/api/{path}", method=method, headers=headers)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def wait_until_up(self) -> None:
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("status")
+                return
+            except OSError:
+                time.sleep(0.5)
+        pytest.fail(f"JupyterLab did not answer within {STARTUP_S} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 30) -> str:
+        self._log.flush()
+        return "\n".join(self.log_path.read_text().splitlines()[-lines:])
+
+    def shutdown(self) -> None:
+        try:
+            self.api("shutdown", method="POST")  # stops its kernels too
+            self.proc.wait(timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def chromium_path():
+    return _chromium()
+
+
+@pytest.fixture(scope="module")
+def lab(chromium_path, tmp_path_factory):
+    server = Lab(tmp_path_factory.mktemp("lab"))
+    try:
+        server.wait_until_up()
+        yield server
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path):
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Problems:
+    """What the page complained about: uncaught exceptions, console errors, failed local loads."""
+
+    def __init__(self, page, lab: Lab):
+        self.items: list[str] = []
+        local = lab.url
+
+        def on_console(msg):
+            # A failed load from an outside host (the Colab badge, offline) is not our bug.
+            if msg.type == "error" and msg.location.get("url", local).startswith(local):
+                self.items.append(f"console: {msg.text}")
+
+        def on_failed(request):
+            if request.url.startswith(local):
+                self.items.append(f"request failed: {request.url} {request.failure}")
+
+        page.on("pageerror", lambda err: self.items.append(f"page error: {err}"))
+        page.on("console", on_console)
+        page.on("requestfailed", on_failed)
+
+
+def _open_and_run_all(page, lab: Lab, chapter: str) -> None:
+    page.goto(f"{lab.url}/lab/tree/notebooks/{chapter}?token={lab.token}&reset")
+    status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
+    status.wait_for(timeout=STARTUP_S * 1000)  # kernel started and idle
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+
+def _wait_for_run_all(page, expected_cells: int) -> list[str]:
+    """Poll the input prompts until every code cell shows its number, or an error stops the run."""
+    deadline = time.monotonic() + CHAPTER_S
+    prompts: list[str] = []
+    while time.monotonic() < deadline:
+        prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+        numbered = [p for p in prompts if re.fullmatch(r"\[\d+\]:", p.strip())]
+        if len(numbered) == expected_cells:
+            return prompts
+        if page.locator(".jp-OutputArea-output", has_text="Traceback").count():
+            return prompts
+        time.sleep(0.5)
+    return prompts
+
+
+def _save(page, path: Path) -> dict:
+    before = path.stat().st_mtime_ns
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 30
+    while path.stat().st_mtime_ns == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert path.stat().st_mtime_ns != before, f"JupyterLab did not save {path.name}"
+    return json.loads(path.read_text())
+
+
+def _widget_outputs(page):
+    """Output areas that hold a rendered ipywidget (top-level box of the explorer)."""
+    return page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
+
+
+def _drawn(widget) -> bytes:
+    """Pixels of the widget's matplotlib picture (its first <img>)."""
+    image = widget.locator("img").first
+    image.scroll_into_view_if_needed()
+    return image.screenshot()
+
+
+def _changes_drawing(page, widget, action, name: str) -> None:
+    """Do `action` to the widget; the picture it draws must change (pixels, not just the URL)."""
+    widget.screenshot(path=SHOTS / f"{name}_before.png")
+    image = widget.locator("img").first
+    src, pixels = image.get_attribute("src"), _drawn(widget)
+    action()
+    try:
+        page.wait_for_function(
+            "([img, src]) => img.getAttribute('src') !== src && img.complete && img.naturalWidth",
+            arg=[image.element_handle(), src],
+            timeout=UI_MS,
+        )
+    except PlaywrightTimeout:
+        pytest.fail(f"{name}: the widget did not redraw within {UI_MS / 1000:.0f} s")
+    assert _drawn(widget) != pixels, f"{name}: the picture did not change"
+    widget.screenshot(path=SHOTS / f"{name}_after.png")
+
+
+def _step_allocator(page, widget) -> None:
+    events = widget.locator(".widget-html", has_text="step ").last
+    before = events.inner_text()
+    # Not get_by_role: the button's icon glyph is part of its accessible name.
+    step = widget.locator("button", has_text=re.compile(r"^\s*step\s*$"))
+    _changes_drawing(page, widget, step.click, "allocator_explorer")
+    after = events.inner_text()
+    assert before != after and re.search(r"step \d+", after), (before, after)
+
+
+def _append_token(page, widget) -> None:
+    append = widget.get_by_role("button", name="append 1 token")
+    _changes_drawing(page, widget, append.click, "block_table_explorer")
+    assert "appended 1 token to 'A'" in widget.inner_text()
+
+
+def _copy_on_write(page, widget) -> None:
+    def write_into_fork():
+        widget.locator("select").select_option("B")
+        widget.get_by_role("button", name="append 1 token").click()
+
+    _changes_drawing(page, widget, write_into_fork, "copy_on_write")
+    assert "copy-on-write" in widget.inner_text()
+
+
+def _drag_block_size(page, widget) -> None:
+    """Drag the slider's handle two stops to the left, as a mouse would (64 -> 16)."""
+    readout = widget.locator(".widget-readout").first
+    assert readout.inner_text() == "64"  # the value the chapter's cell set
+    handle = widget.locator(".noUi-handle").first
+    stops = int(float(handle.get_attribute("aria-valuemax")))  # options are indices 0..stops
+
+    def drag():
+        track = widget.locator(".noUi-base").first.bounding_box()
+        box = handle.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x - 2 * track["width"] / stops, y, steps=8)
+        page.mouse.up()
+
+    _changes_drawing(page, widget, drag, "block_size_explorer")
+    assert readout.inner_text() == "16"
+    assert "block size 16:" in widget.inner_text()  # the sentence under the slider agrees
+
+
+# What a learner does with each chapter's widget, in the order the widgets appear.
+INTERACTIONS = {
+    "02_contiguous_allocation.ipynb": [_step_allocator],
+    "03_paging.ipynb": [_append_token],
+    "04_head_to_head.ipynb": [_drag_block_size],
+    "07_sharing_and_names.ipynb": [_copy_on_write],
+}
+
+
+def test_every_chapter_has_its_interactions_listed():
+    """A chapter with a widget must say here what the browser test does with it."""
+    for chapter in CHAPTERS:
+        source = (ROOT / "notebooks" / chapter).read_text()
+        has_widget = "application/vnd.jupyter.widget-view+json" in source
+        assert has_widget == (chapter in INTERACTIONS), chapter
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_runs_in_jupyterlab(chapter, lab, browser):
+    notebook = json.loads((ROOT / "notebooks" / chapter).read_text())
+    code_cells = sum(c["cell_type"] == "code" for c in notebook["cells"])
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(UI_MS)
+    problems = Problems(page, lab)
+    stem = chapter.removesuffix(".ipynb")
+    try:
+        _open_and_run_all(page, lab, chapter)
+        prompts = _wait_for_run_all(page, code_cells)
+        saved = _save(page, lab.root / "notebooks" / chapter)
+
+        # 1. Every code cell ran, and none raised (read back from what JupyterLab saved).
+        errors = [
+            f"cell {i}: {o['ename']}: {o['evalue']}"
+            for i, c in enumerate(saved["cells"])
+            for o in c.get("outputs", [])
+            if o["output_type"] == "error"
+        ]
+        assert not errors, errors
+        assert all(c["execution_count"] for c in saved["cells"] if c["cell_type"] == "code"), (
+            f"not every cell ran: {prompts}"
+        )
+
+        # 2. Every widget the kernel displayed is rendered as a widget with a loaded picture.
+        expected = sum(
+            "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+            for c in saved["cells"]
+            for o in c.get("outputs", [])
+        )
+        widgets = _widget_outputs(page)
+        assert expected == len(INTERACTIONS.get(chapter, [])), "widgets without an interaction"
+        expect(widgets).to_have_count(expected, timeout=UI_MS)  # views render asynchronously
+        for i in range(expected):
+            expect(widgets.nth(i).locator("img")).not_to_have_count(0, timeout=UI_MS)
+            for img in widgets.nth(i).locator("img").all():
+                img.scroll_into_view_if_needed()
+                try:
+                    page.wait_for_function(
+                        "img => img.complete && img.naturalWidth > 0", arg=img.element_handle()
+                    )
+                except PlaywrightTimeout:
+                    pytest.fail(f"widget {i}: its picture never loaded")
+
+        # 3. Nothing on the page looks like an error: no traceback, no failed widget, no dialog.
+        for text in ("Traceback", "Error displaying widget", "Loading widget", "Kernel Error"):
+            assert page.get_by_text(text).count() == 0, f"page shows {text!r}"
+        assert page.locator(".jp-Dialog").count() == 0, "a dialog is open"
+
+        # 4. The widgets react to a learner.
+        for i, interact in enumerate(INTERACTIONS.get(chapter, [])):
+            interact(page, widgets.nth(i))
+
+        assert not problems.items, problems.items
+    finally:
+        _screenshot_whole_notebook(page, SHOTS / f"{stem}.png")
+        context.close()
+        try:  # free the kernel's memory for the next chapter
+            for session in lab.api("sessions"):
+                lab.api(f"sessions/{session['id']}", method="DELETE")
+        except OSError as err:  # the server is gone: the failure above says why
+            print(f"could not stop the kernel: {err}")
+
+
+def _screenshot_whole_notebook(page, path: Path) -> None:
+    """Grow the window to the notebook's height, so one picture shows the whole chapter."""
+    try:
+        scroller = page.locator(".jp-WindowedPanel-outer").first
+        height = scroller.evaluate("e => { e.scrollTop = 0; return e.scrollHeight; }")
+        page.set_viewport_size({"width": 1400, "height": min(height + 150, 16_000)})
+        page.screenshot(path=path)
+    except Exception as err:  # a screenshot must not hide the real failure
+        print(f"screenshot {path.name} failed: {err}")
