@@ -149,28 +149,14 @@ def draw_arena_timeline(trace, ax=None, title=None, max_columns=600):
         extent=(shown[0].step, shown[-1].step + stride, 0, image.shape[0]),
     )
     cap = image.shape[0]
-    no_hole = [s.step for s in steps if any(r == "no_hole" for _, r in s.refused)]
-    no_space = [s.step for s in steps if any(r == "no_space" for _, r in s.refused)]
-    if no_space:
-        ax.plot(
-            no_space,
-            [cap * 1.02] * len(no_space),
-            "|",
-            color="gray",
-            ms=6,
-            clip_on=False,
-            label="refused: not enough free in total",
-        )
-    if no_hole:
-        ax.plot(
-            no_hole,
-            [cap * 1.02] * len(no_hole),
-            "v",
-            color="#D55E00",
-            ms=6,
-            clip_on=False,
-            label="refused: enough free in total, no hole big enough",
-        )
+    refusal_marks = {
+        "no_space": ("|", "gray", "refused: not enough free in total"),
+        "no_hole": ("v", "#D55E00", "refused: enough free in total, no hole big enough"),
+    }
+    for reason, (marker, color, label) in refusal_marks.items():
+        at = [s.step for s in steps if any(r == reason for _, r in s.refused)]
+        if at:
+            ax.plot(at, [cap * 1.02] * len(at), marker, c=color, ms=6, clip_on=False, label=label)
     ax.set_xlabel("decode step")
     ax.set_ylabel("KV slot address")
     ax.set_title(title or "Contiguous arena over time", fontsize=10, loc="left", pad=12)
