@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from .errors import NoContiguousSpace, UnknownSequence
+from .errors import NoContiguousSpace, UnknownSequence, require_int
 
 POLICIES = ("max", "pow2", "oracle")
 PLACEMENTS = ("first_fit", "buddy")
@@ -53,16 +53,12 @@ class ContiguousAllocator:
         placement: str = "first_fit",
         max_seq_len: int = 2048,
     ):
-        if isinstance(capacity_tokens, bool) or not isinstance(capacity_tokens, int):
-            raise ValueError(f"capacity_tokens must be an int >= 1, got {capacity_tokens!r}")
-        if capacity_tokens < 1:
-            raise ValueError(f"capacity_tokens must be an int >= 1, got {capacity_tokens!r}")
+        capacity_tokens = require_int("capacity_tokens", capacity_tokens, at_least=1)
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
         if placement not in PLACEMENTS:
             raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
-        if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or max_seq_len < 1:
-            raise ValueError(f"max_seq_len must be an int >= 1, got {max_seq_len!r}")
+        max_seq_len = require_int("max_seq_len", max_seq_len, at_least=1)
         self.capacity_tokens = capacity_tokens
         self.policy = policy
         self.placement = placement
@@ -76,8 +72,7 @@ class ContiguousAllocator:
     # ---- sizing --------------------------------------------------------------------------
     def reservation(self, final_len: int) -> int:
         """Slots the policy reserves for a request that will end at `final_len` tokens."""
-        if isinstance(final_len, bool) or not isinstance(final_len, int) or final_len < 1:
-            raise ValueError(f"final_len must be an int >= 1, got {final_len!r}")
+        final_len = require_int("final_len", final_len, at_least=1)
         if final_len > self.max_seq_len:
             raise ValueError(f"final_len {final_len} exceeds max_seq_len {self.max_seq_len}")
         if self.policy == "max":
@@ -174,8 +169,7 @@ class ContiguousAllocator:
     def append(self, req_id, num_tokens: int = 1) -> Extent:
         """Write `num_tokens` more tokens into `req_id`'s range (never past its final length)."""
         e = self.extent(req_id)
-        if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 0:
-            raise ValueError(f"num_tokens must be a non-negative int, got {num_tokens!r}")
+        num_tokens = require_int("num_tokens", num_tokens, at_least=0)
         if e.num_tokens + num_tokens > e.final_len:
             raise ValueError(
                 f"appending {num_tokens} to {req_id!r} passes its final length {e.final_len}"

@@ -1,7 +1,16 @@
-"""Exceptions shared by the allocators.
+"""Exceptions and argument checks shared by the allocators.
 
 Every allocator checks before it acts: when one of these is raised, nothing has changed.
 """
+
+import numbers
+
+
+def require_int(name: str, value, *, at_least: int) -> int:
+    """`value` as an int if it is a whole number (not a bool) >= `at_least`, else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < at_least:
+        raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
+    return int(value)
 
 
 class AllocationError(Exception):

@@ -15,13 +15,7 @@ from collections import deque
 
 import numpy as np
 
-from .errors import OutOfBlocks, UnknownSequence
-
-
-def _check_count(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-    return int(value)
+from .errors import OutOfBlocks, UnknownSequence, require_int
 
 
 def num_blocks_for(num_tokens: int, block_size: int) -> int:
@@ -33,11 +27,8 @@ class PagedAllocator:
     """A pool of `num_blocks` physical blocks of `block_size` token slots each."""
 
     def __init__(self, num_blocks: int, block_size: int, *, seed: int | None = None):
-        for name, value in (("num_blocks", num_blocks), ("block_size", block_size)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-        self.num_blocks = int(num_blocks)
-        self.block_size = int(block_size)
+        self.num_blocks = require_int("num_blocks", num_blocks, at_least=1)
+        self.block_size = require_int("block_size", block_size, at_least=1)
         ids = list(range(self.num_blocks))
         if seed is not None:  # scatter the free list so block tables look like real ones
             ids = [int(i) for i in np.random.default_rng(seed).permutation(self.num_blocks)]
@@ -91,12 +82,12 @@ class PagedAllocator:
 
     # ---- check-then-act pairs ------------------------------------------------------------
     def can_allocate(self, num_tokens: int) -> bool:
-        n = _check_count("num_tokens", num_tokens)
+        n = require_int("num_tokens", num_tokens, at_least=0)
         return num_blocks_for(n, self.block_size) <= self.num_free_blocks
 
     def allocate(self, seq_id, num_tokens: int) -> list[int]:
         """Create `seq_id` holding `num_tokens` tokens; return its block table."""
-        n = _check_count("num_tokens", num_tokens)
+        n = require_int("num_tokens", num_tokens, at_least=0)
         if seq_id in self._tables:
             raise ValueError(f"seq_id {seq_id!r} already allocated")
         needed = num_blocks_for(n, self.block_size)
@@ -107,7 +98,7 @@ class PagedAllocator:
 
     def blocks_needed_to_append(self, seq_id, num_tokens: int = 1) -> int:
         """New physical blocks `append(seq_id, num_tokens)` would take (copy-on-write included)."""
-        k = _check_count("num_tokens", num_tokens)
+        k = require_int("num_tokens", num_tokens, at_least=0)
         table, n = self._table(seq_id), self._num_tokens[seq_id]
         if k == 0:
             return 0

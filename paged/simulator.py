@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from .contiguous import POLICIES, ContiguousAllocator, Extent
+from .errors import require_int
 from .paging import PagedAllocator, num_blocks_for
 from .workloads import Request
 
@@ -98,14 +99,12 @@ class Simulator:
     ):
         if policy not in SIM_POLICIES:
             raise ValueError(f"policy must be one of {SIM_POLICIES}, got {policy!r}")
-        if isinstance(kv_slots, bool) or not isinstance(kv_slots, int) or kv_slots < 1:
-            raise ValueError(f"kv_slots must be an int >= 1, got {kv_slots!r}")
+        kv_slots = require_int("kv_slots", kv_slots, at_least=1)
         self.policy = policy
         self.kv_slots = kv_slots
         self.record_layout = record_layout
         if policy == "paged":
-            if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-                raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
+            block_size = require_int("block_size", block_size, at_least=1)
             if block_size > kv_slots:
                 raise ValueError(f"block_size {block_size} exceeds kv_slots {kv_slots}")
             self.allocator = PagedAllocator(kv_slots // block_size, block_size, seed=seed)

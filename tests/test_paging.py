@@ -1,9 +1,11 @@
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import paged
+from paged.errors import require_int
 
 
 def snapshot(a: paged.PagedAllocator):
@@ -229,3 +231,11 @@ def test_block_table_is_a_copy():
     t = a.block_table("s")
     t.append(99)
     assert a.block_table("s") == [0]
+
+
+def test_require_int_is_the_one_argument_check():
+    assert require_int("n", np.int64(3), at_least=1) == 3
+    assert type(require_int("n", np.int64(3), at_least=1)) is int
+    for bad in (True, 2.0, "3", 0):
+        with pytest.raises(ValueError, match=rf"n must be an int >= 1, got {bad!r}"):
+            require_int("n", bad, at_least=1)
