@@ -1,15 +1,25 @@
 """Contiguous KV allocation: one unbroken range of slots per request, reserved up front.
 
 This is how serving systems before vLLM kept the KV cache (the paper's Orca baselines, §6.1):
-because a request's final length is unknown, each one reserves a contiguous range when it is
-admitted. Two wastes follow (§3):
-- internal fragmentation: reserved slots the request never fills;
-- external fragmentation: free slots split into holes too small for the next request.
+because a request's output length is unknown, each one reserves a contiguous range when it is
+admitted. The paper (§3.1) names three wastes, and `usage()` counts slots by exactly these:
+- reservation: "reserved slots for future tokens" (filled later by the same request);
+- internal fragmentation: "over-provisioning for potential maximum sequence lengths" (slots the
+  policy reserved that the request never fills);
+- external fragmentation "from the memory allocator like the buddy allocator": here, the
+  allocator's round-up beyond the policy's reservation plus free slots (Fig. 2's legend calls it
+  "external fragmentation & others"). An OS textbook would file a buddy round-up under internal
+  fragmentation; the paper files it under external, and so do we. `unusable_free(size)` is the
+  narrower diagnostic of chapter 2: free slots in holes too small for a request of that size.
 
-Reservation policies: "max" reserves `max_seq_len`; "pow2" the next power of two of the final
-length; "oracle" exactly the final length. Placement: "first_fit" takes the lowest hole that
-fits; "buddy" rounds each reservation up to a power of two and splits/merges buddy blocks, the
+Reservation policies (§6.1): "max" reserves `max_seq_len`; "pow2" the prompt plus the output
+length rounded up to a power of two (output 25 -> 32), capped at `max_seq_len`; "oracle" the
+prompt plus the true output length. Placement: "first_fit" takes the lowest hole that fits;
+"buddy" rounds each reservation up to a power of two and splits/merges buddy blocks, the
 allocator the paper assumes for Orca.
+
+Lengths are keyword-only (`prompt_len=`, `output_len=`), so a call written for another
+signature fails loudly instead of meaning something else.
 """
 
 from __future__ import annotations
@@ -34,8 +44,9 @@ class Extent:
 
     req_id: object
     start: int
-    size: int  # slots taken from the arena (placement may round the reservation up)
-    final_len: int  # tokens the request will hold when it finishes
+    size: int  # slots taken from the arena (buddy placement rounds `reserved` up)
+    reserved: int  # slots the policy reserved: final_len <= reserved <= size
+    final_len: int  # tokens the request will hold when it finishes (prompt + output)
     num_tokens: int  # tokens it holds now
 
     @property
@@ -70,20 +81,24 @@ class ContiguousAllocator:
             self._init_buddy()
 
     # ---- sizing --------------------------------------------------------------------------
-    def reservation(self, final_len: int) -> int:
-        """Slots the policy reserves for a request that will end at `final_len` tokens."""
-        final_len = require_int("final_len", final_len, at_least=1)
-        if final_len > self.max_seq_len:
-            raise ValueError(f"final_len {final_len} exceeds max_seq_len {self.max_seq_len}")
+    def reservation(self, *, prompt_len: int, output_len: int) -> int:
+        """Slots the policy reserves for a request of `prompt_len` + `output_len` tokens."""
+        prompt_len = require_int("prompt_len", prompt_len, at_least=1)
+        output_len = require_int("output_len", output_len, at_least=1)
+        if prompt_len + output_len > self.max_seq_len:
+            raise ValueError(
+                f"prompt_len + output_len = {prompt_len + output_len} exceeds max_seq_len "
+                f"{self.max_seq_len}"
+            )
         if self.policy == "max":
             return self.max_seq_len
-        if self.policy == "pow2":
-            return min(next_pow2(final_len), self.max_seq_len)
-        return final_len
+        if self.policy == "pow2":  # §6.1: "if the true output length is 25, it reserves 32"
+            return min(prompt_len + next_pow2(output_len), self.max_seq_len)
+        return prompt_len + output_len
 
-    def allocation_size(self, final_len: int) -> int:
+    def allocation_size(self, *, prompt_len: int, output_len: int) -> int:
         """Slots actually taken: the reservation, rounded up to a power of two under buddy."""
-        r = self.reservation(final_len)
+        r = self.reservation(prompt_len=prompt_len, output_len=output_len)
         return next_pow2(r) if self.placement == "buddy" else r
 
     # ---- queries -------------------------------------------------------------------------
@@ -111,6 +126,12 @@ class ContiguousAllocator:
             out.append((cursor, self.capacity_tokens - cursor))
         return out
 
+    def _free_pieces(self) -> list[int]:
+        """Sizes of the pieces one allocation could take (under buddy: the free buddy blocks)."""
+        if self.placement == "buddy":
+            return [size for size, addrs in self._free.items() for _ in addrs]
+        return [size for _, size in self.holes()]
+
     @property
     def total_free(self) -> int:
         return self.capacity_tokens - sum(e.size for e in self._extents.values())
@@ -118,49 +139,65 @@ class ContiguousAllocator:
     @property
     def largest_hole(self) -> int:
         """The largest range one allocation could take (under buddy: the largest free block)."""
-        if self.placement == "buddy":
-            return max((s for s, addrs in self._free.items() if addrs), default=0)
-        return max((size for _, size in self.holes()), default=0)
+        return max(self._free_pieces(), default=0)
 
-    def why_not(self, final_len: int) -> str | None:
+    def unusable_free(self, size: int) -> int:
+        """Free slots lying in holes too small for an allocation of `size` slots."""
+        size = require_int("size", size, at_least=1)
+        return sum(p for p in self._free_pieces() if p < size)
+
+    def why_not(self, *, prompt_len: int, output_len: int) -> str | None:
         """None if it fits; "no_space" if too little is free; "no_hole" if free space is split."""
-        need = self.allocation_size(final_len)
+        need = self.allocation_size(prompt_len=prompt_len, output_len=output_len)
         if need <= self.largest_hole:
             return None
         return "no_space" if need > self.total_free else "no_hole"
 
-    def can_allocate(self, final_len: int) -> bool:
-        return self.why_not(final_len) is None
+    def can_allocate(self, *, prompt_len: int, output_len: int) -> bool:
+        return self.why_not(prompt_len=prompt_len, output_len=output_len) is None
 
     def usage(self) -> dict[str, int]:
-        """Slots by category: token states, reserved-for-later, never-used, unallocated."""
+        """Slots by the paper's Fig. 2 categories; they add up to `capacity_tokens`."""
         ext = self._extents.values()
-        used = sum(e.size for e in ext)
         return {
             "token_states": sum(e.num_tokens for e in ext),
             "reservation": sum(e.final_len - e.num_tokens for e in ext),
-            "internal_fragmentation": sum(e.size - e.final_len for e in ext),
-            "external_fragmentation": self.capacity_tokens - used,
+            "internal_fragmentation": sum(e.reserved - e.final_len for e in ext),
+            # External fragmentation & others: the allocator's round-up, plus every free slot.
+            "external_fragmentation": self.capacity_tokens - sum(e.reserved for e in ext),
         }
 
+    @property
+    def rounded_up(self) -> int:
+        """Slots the placement added beyond the policies' reservations (buddy round-up)."""
+        return sum(e.size - e.reserved for e in self._extents.values())
+
     # ---- actions -------------------------------------------------------------------------
-    def allocate(self, req_id, num_tokens: int, final_len: int) -> Extent:
-        """Reserve a contiguous range for `req_id` and write its first `num_tokens` tokens."""
+    def allocate(
+        self, req_id, *, prompt_len: int, output_len: int, num_tokens: int | None = None
+    ) -> Extent:
+        """Reserve a contiguous range for `req_id` and write its first `num_tokens` tokens.
+
+        `num_tokens` defaults to `prompt_len`: admission prefills the prompt.
+        """
         if req_id in self._extents:
             raise ValueError(f"req_id {req_id!r} already allocated")
-        size = self.allocation_size(final_len)
+        reserved = self.reservation(prompt_len=prompt_len, output_len=output_len)
+        final_len = prompt_len + output_len
+        num_tokens = prompt_len if num_tokens is None else num_tokens
         if isinstance(num_tokens, bool) or not isinstance(num_tokens, int):
             raise ValueError(f"num_tokens must be an int in [0, {final_len}], got {num_tokens!r}")
         if not 0 <= num_tokens <= final_len:
             raise ValueError(f"num_tokens must be an int in [0, {final_len}], got {num_tokens!r}")
-        reason = self.why_not(final_len)
+        size = self.allocation_size(prompt_len=prompt_len, output_len=output_len)
+        reason = self.why_not(prompt_len=prompt_len, output_len=output_len)
         if reason is not None:
             raise NoContiguousSpace(
                 f"cannot place {req_id!r} ({size} slots): {reason}; "
                 f"{self.total_free} free in total, largest hole {self.largest_hole}"
             )
         start = self._take_buddy(size) if self.placement == "buddy" else self._first_fit(size)
-        extent = Extent(req_id, start, size, final_len, num_tokens)
+        extent = Extent(req_id, start, size, reserved, final_len, num_tokens)
         self._extents[req_id] = extent
         bisect.insort(self._starts, start)
         self._by_start[start] = req_id
@@ -174,7 +211,7 @@ class ContiguousAllocator:
             raise ValueError(
                 f"appending {num_tokens} to {req_id!r} passes its final length {e.final_len}"
             )
-        e = Extent(e.req_id, e.start, e.size, e.final_len, e.num_tokens + num_tokens)
+        e = Extent(e.req_id, e.start, e.size, e.reserved, e.final_len, e.num_tokens + num_tokens)
         self._extents[req_id] = e
         return e
 

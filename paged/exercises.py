@@ -12,7 +12,11 @@ from .kv import PRESETS
 from .paging import PagedAllocator
 
 
-def _run(name: str, fn, cases, expected) -> bool:
+def _run(name: str, fn, cases, expected, mistakes=()) -> bool:
+    """Compare fn with `expected` on every case; `mistakes` are (wrong_rule, hint) pairs.
+
+    When an answer is wrong and a known wrong rule gives the same answer, its hint is printed.
+    """
     for args in cases:
         try:
             got = fn(*args)
@@ -23,7 +27,10 @@ def _run(name: str, fn, cases, expected) -> bool:
             return False
         want = expected(*args)
         if got != want:
+            hint = next((h for wrong, h in mistakes if wrong(*args) == got), None)
             print(f"{name}: not quite: for {args!r} you returned {got!r}, expected {want!r}.")
+            if hint:
+                print(f"  hint: {hint}")
             return False
     print(f"{name}: correct ({len(cases)} cases).")
     return True
@@ -36,9 +43,25 @@ def check_bytes_per_token(fn) -> bool:
 
 
 def check_pow2_reservation(fn) -> bool:
-    """fn(final_len, max_seq_len) -> slots Orca (Pow2) reserves."""
-    cases = [(1, 2048), (5, 2048), (64, 2048), (65, 2048), (1500, 2048), (700, 1000)]
-    return _run("pow2_reservation", fn, cases, lambda n, m: min(1 << (n - 1).bit_length(), m))
+    """fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1)."""
+
+    def pow2(n):
+        return 1 << (n - 1).bit_length()
+
+    cases = [(40, 25, 2048), (1, 1, 2048), (10, 64, 2048), (10, 65, 2048), (300, 1500, 2048),
+             (100, 700, 1000), (3, 5, 16), (7, 9, 2048)]  # fmt: skip
+    mistakes = [
+        (lambda p, o, m: min(pow2(p + o), m),
+         "you rounded prompt + output; the paper rounds the OUTPUT only: a true output of 25 "
+         "reserves 32 positions for outputs, on top of the prompt."),
+        (lambda p, o, m: p + pow2(o),
+         "the reservation never exceeds max_seq_len: cap it with min(..., max_seq_len)."),
+        (lambda p, o, m: min(pow2(o), m),
+         "the prompt's slots are reserved too: prompt + (output rounded up)."),
+        (lambda p, o, m: min(p + 2 * o, m),
+         "'at most 2x' is a bound, not the rule: round the output up to the next power of two."),
+    ]  # fmt: skip
+    return _run("pow2_reservation", fn, cases, lambda p, o, m: min(p + pow2(o), m), mistakes)
 
 
 def check_slot(fn) -> bool:

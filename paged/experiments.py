@@ -33,7 +33,7 @@ class BlockSizePoint:
     """One block size's side of the trade-off."""
 
     block_size: int
-    internal_fragmentation: float  # time-averaged fraction of all slots (SIMULATED)
+    held_empty: float  # held by sequences, holding no token: empty last-block slots (SIMULATED)
     token_states: float
     mean_batch_size: float
     table_entries_per_seq: float  # mean block-table length of a finished request
@@ -42,7 +42,11 @@ class BlockSizePoint:
 def block_size_sweep(
     requests: list[Request], *, kv_slots: int, block_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256)
 ) -> list[BlockSizePoint]:
-    """Paged serving at each block size: smaller blocks waste less but need longer tables."""
+    """Paged serving at each block size: smaller blocks hold fewer empty slots, longer tables.
+
+    `held_empty` is the time-averaged share of slots in sequences' last blocks that hold no
+    token yet: reserved for the next tokens, or internal fragmentation if the sequence ends first.
+    """
     out = []
     for bs in block_sizes:
         r = simulate(requests, "paged", kv_slots=kv_slots, block_size=bs)
@@ -50,7 +54,7 @@ def block_size_sweep(
         out.append(
             BlockSizePoint(
                 bs,
-                r.breakdown["internal_fragmentation"],
+                r.breakdown["reservation"] + r.breakdown["internal_fragmentation"],
                 r.breakdown["token_states"],
                 r.mean_batch_size,
                 entries,

@@ -1,6 +1,6 @@
 """Benchmark script: the four policies on the paper's Fig. 2 setting, timed, beside PAPER.
 
-    python -m paged.sim_bench [--n 2000] [--placement buddy|first_fit]
+    python -m paged.sim_bench [--n 2000] [--placement buddy|first_fit] [--admission greedy|hold]
 
 SIMULATED: 2,000 ShareGPT-like requests (synthetic, all queued at t=0), OPT-13B on an
 A100-40GB budget (12 GiB of KV = 15,728 slots), block size 16, max_seq_len 2048.
@@ -14,7 +14,7 @@ import time
 
 from . import facts
 from .kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots
-from .simulator import CATEGORIES, SIM_POLICIES, simulate
+from .simulator import ADMISSION_RULES, CATEGORIES, SIM_POLICIES, simulate
 from .workloads import sharegpt_like
 
 
@@ -23,26 +23,36 @@ def main(argv=None) -> None:
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--placement", default="buddy", choices=("buddy", "first_fit"))
+    ap.add_argument("--admission", default="greedy", choices=ADMISSION_RULES)
     args = ap.parse_args(argv)
     slots = kv_slots(OPT_13B, A100_40GB_KV_BUDGET)
     reqs = sharegpt_like(args.n, seed=args.seed)
     print(
         f"{args.n} ShareGPT-like requests, {slots} KV slots, placement={args.placement}, "
+        f"admission={args.admission}, "
         f"Python {platform.python_version()} on {platform.machine()}"
     )
     head = (
         "policy  label      "
         + " ".join(f"{c[:12]:>12}" for c in CATEGORIES)
-        + "  batch  preempt  secs"
+        + "  round-up  batch  preempt  secs"
     )
     print(head)
     for policy in SIM_POLICIES:
         t0 = time.perf_counter()
-        r = simulate(reqs, policy, kv_slots=slots, placement=args.placement, seed=args.seed)
+        r = simulate(
+            reqs,
+            policy,
+            kv_slots=slots,
+            placement=args.placement,
+            seed=args.seed,
+            admission=args.admission,
+        )
         secs = time.perf_counter() - t0
         sim = " ".join(f"{100 * r.breakdown[c]:12.1f}" for c in CATEGORIES)
         print(
-            f"{policy:7s} SIMULATED  {sim}  {r.mean_batch_size:5.1f}  {r.num_preemptions:7d}"
+            f"{policy:7s} SIMULATED  {sim}  {100 * r.rounded_up:8.1f}  {r.mean_batch_size:5.1f}"
+            f"  {r.num_preemptions:7d}"
             f"  {secs:4.2f}"
         )
         paper = facts.FIG2_BREAKDOWN[policy]

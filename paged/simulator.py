@@ -7,6 +7,21 @@ a request that needs a block when none is free triggers preemption by recomputat
 the most recently admitted request is freed and put back at the queue's head, to be prefilled
 again (prompt + tokens generated so far) later.
 
+Admission after a preemption follows one of two rules (`ADMISSION_RULES`):
+- "greedy" (default): admit the queue's head whenever its blocks (plus the watermark) are free.
+  Preempted requests head the queue, so they come back first. This is what vLLM's V0 scheduler
+  does for recomputation (DOCS: `vllm/core/scheduler.py`, `_schedule_default`, commit 0054e1fa:
+  preempted groups go to the front of `waiting`; new prefills pause only while requests are
+  *swapped*).
+- "hold": §4.5's rule, stated for swapping: "once it preempts a sequence and evicts its blocks,
+  vLLM stops accepting new requests until all preempted sequences are completed". Preempted
+  requests are re-admitted; requests that never ran wait until those have finished.
+
+Paged accounting uses the same categories as contiguous reservation: the empty slots of a
+sequence's last block are "reservation" when the sequence will still fill them (§4.2: they "are
+reserved for future generations") and "internal fragmentation" when it will finish first, so
+internal waste is at most block_size - 1 slots per sequence.
+
 The result keeps a per-step trace (memory usage, admissions, refusals with their reason,
 preemptions, and optionally the full memory map) for drawings and widgets to replay.
 Assumptions are the simulator's own, not the paper's testbed: see `simulate`.
@@ -24,6 +39,7 @@ from .workloads import Request
 
 CATEGORIES = ("token_states", "reservation", "internal_fragmentation", "external_fragmentation")
 SIM_POLICIES = (*POLICIES, "paged")
+ADMISSION_RULES = ("greedy", "hold")
 
 
 @dataclass(frozen=True)
@@ -52,10 +68,11 @@ class StepRecord:
     num_running: int
     num_waiting: int  # arrived but not admitted
     admitted: tuple = ()
-    refused: tuple = ()  # ((req_id, reason),): the FCFS head that did not fit
+    refused: tuple = ()  # ((req_id, reason),): the FCFS head that was not admitted
     preempted: tuple = ()
     finished: tuple = ()
     layout: PagedLayout | ContiguousLayout | None = None
+    rounded_up: int = 0  # slots of external_fragmentation taken by the buddy round-up
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,7 @@ class SimResult:
     kv_slots: int
     block_size: int | None
     breakdown: dict[str, float]
+    rounded_up: float  # share of all slots the buddy round-up took (inside external frag.)
     mean_batch_size: float
     max_batch_size: int
     num_preemptions: int
@@ -95,12 +113,16 @@ class Simulator:
         placement: str = "first_fit",
         seed: int = 0,
         watermark: float = 0.01,
+        admission: str = "greedy",
         record_layout: bool = False,
     ):
         if policy not in SIM_POLICIES:
             raise ValueError(f"policy must be one of {SIM_POLICIES}, got {policy!r}")
+        if admission not in ADMISSION_RULES:
+            raise ValueError(f"admission must be one of {ADMISSION_RULES}, got {admission!r}")
         kv_slots = require_int("kv_slots", kv_slots, at_least=1)
         self.policy = policy
+        self.admission = admission
         self.kv_slots = kv_slots
         self.record_layout = record_layout
         if policy == "paged":
@@ -123,6 +145,7 @@ class Simulator:
         self.generated = {r.req_id: 0 for r in requests}
         self.step_index = 0
         self._num_tokens = 0  # tokens held by running requests (paged accounting)
+        self._preempted: set = set()  # preempted and not finished yet
 
     def _check_requests(self, requests, max_seq_len) -> None:
         ids = set()
@@ -145,10 +168,11 @@ class Simulator:
                         f"request {r.req_id!r} needs {need} blocks; the pool has "
                         f"{self.allocator.num_blocks}"
                     )
-            elif not empty.can_allocate(r.final_len):
+            elif not empty.can_allocate(prompt_len=r.prompt_len, output_len=r.output_len):
+                size = empty.allocation_size(prompt_len=r.prompt_len, output_len=r.output_len)
                 raise ValueError(
-                    f"request {r.req_id!r} needs {empty.allocation_size(r.final_len)} "
-                    f"contiguous slots; even an empty arena of {self.kv_slots} cannot hold it"
+                    f"request {r.req_id!r} needs {size} contiguous slots; even an empty arena "
+                    f"of {self.kv_slots} cannot hold it"
                 )
 
     @property
@@ -162,7 +186,17 @@ class Simulator:
             u = a.usage()
             return tuple(u[c] for c in CATEGORIES)
         held = a.num_used_blocks * a.block_size
-        return (self._num_tokens, 0, held - self._num_tokens, self.kv_slots - held)
+        # Empty last-block slots the sequence will still fill are reserved, not wasted.
+        reserved = 0
+        for r in self.running:
+            n = a.num_tokens(r.req_id)
+            reserved += min(-n % a.block_size, r.final_len - n)
+        return (
+            self._num_tokens,
+            reserved,
+            held - self._num_tokens - reserved,
+            self.kv_slots - held,
+        )
 
     def layout(self) -> PagedLayout | ContiguousLayout:
         """The current memory map."""
@@ -189,6 +223,7 @@ class Simulator:
             preempted=preempted,
             finished=finished,
             layout=self.layout() if self.record_layout else None,
+            rounded_up=0 if self.policy == "paged" else self.allocator.rounded_up,
         )
         self.step_index += 1
         return record
@@ -203,6 +238,7 @@ class Simulator:
                     victim = self.running.pop()  # most recently admitted
                     self._release(victim)
                     self.waiting.appendleft(victim)
+                    self._preempted.add(victim.req_id)
                     preempted.append(victim.req_id)
                     if victim is r:
                         break
@@ -219,6 +255,7 @@ class Simulator:
         for r in done:
             self._release(r)
             self.running.remove(r)
+            self._preempted.discard(r.req_id)
         return tuple(r.req_id for r in done)
 
     def _release(self, r: Request) -> None:
@@ -232,16 +269,19 @@ class Simulator:
             r = self.waiting[0]
             n = r.prompt_len + self.generated[r.req_id]  # recomputation re-prefills everything
             if self.policy == "paged":
+                if self.admission == "hold" and self._preempted and r.req_id not in self._preempted:
+                    return tuple(admitted), ((r.req_id, "held"),)  # §4.5: preempted ones first
                 blocks = num_blocks_for(n, self.allocator.block_size) + self.watermark_blocks
                 if blocks > self.allocator.num_free_blocks:
                     return tuple(admitted), ((r.req_id, "no_free_blocks"),)
                 self.allocator.allocate(r.req_id, n)
                 self._num_tokens += n
             else:
-                reason = self.allocator.why_not(r.final_len)
+                lengths = dict(prompt_len=r.prompt_len, output_len=r.output_len)
+                reason = self.allocator.why_not(**lengths)
                 if reason is not None:
                     return tuple(admitted), ((r.req_id, reason),)
-                self.allocator.allocate(r.req_id, n, r.final_len)
+                self.allocator.allocate(r.req_id, **lengths, num_tokens=n)
             self.waiting.popleft()
             self.running.append(r)
             admitted.append(r.req_id)
@@ -258,6 +298,7 @@ def simulate(
     placement: str = "first_fit",
     seed: int = 0,
     watermark: float = 0.01,
+    admission: str = "greedy",
     record_layout: bool = False,
 ) -> SimResult:
     """Serve `requests` to completion under `policy` and summarise memory use.
@@ -265,7 +306,8 @@ def simulate(
     `breakdown` and `mean_batch_size` average over the steps in which some request was waiting
     (memory was the limit), or over every busy step if none ever waited. Fractions are of all
     `kv_slots`; for "paged" the slots that do not fill a whole block count as external
-    fragmentation & others, as every unused slot does. SIMULATED: one token per running
+    fragmentation & others, as every unused slot does. `rounded_up` is the part of external
+    fragmentation & others that the buddy round-up took. SIMULATED: one token per running
     request per step, FCFS, no swapping, no compute limit on batch size.
     """
     sim = Simulator(
@@ -277,6 +319,7 @@ def simulate(
         placement=placement,
         seed=seed,
         watermark=watermark,
+        admission=admission,
         record_layout=record_layout,
     )
     trace = []
@@ -291,6 +334,7 @@ def simulate(
         kv_slots=kv_slots,
         block_size=block_size if policy == "paged" else None,
         breakdown={c: v / denom for c, v in zip(CATEGORIES, totals, strict=True)},
+        rounded_up=sum(s.rounded_up for s in loaded) / denom,
         mean_batch_size=sum(s.num_running for s in loaded) / max(1, len(loaded)),
         max_batch_size=max((s.num_running for s in trace), default=0),
         num_preemptions=sum(len(s.preempted) for s in trace),

@@ -1,7 +1,8 @@
 """Drawings: pure functions from layouts, traces and results to matplotlib axes. No state.
 
 Four fixed, colour-blind-safe colours (Okabe-Ito) name the four uses of a KV slot everywhere in
-the course: token states, reservation, internal fragmentation, external fragmentation (free).
+the course, the categories of the paper's Fig. 2: token states, reservation, internal
+fragmentation, and external fragmentation & others (free slots and the allocator's round-up).
 """
 
 from __future__ import annotations
@@ -18,22 +19,22 @@ COLORS = {
     "token_states": "#0072B2",  # blue
     "reservation": "#56B4E9",  # sky blue
     "internal_fragmentation": "#E69F00",  # orange
-    "external_fragmentation": "#D9D9D9",  # light grey: free, in holes
+    "external_fragmentation": "#D9D9D9",  # light grey: free, or taken by the allocator's round-up
 }
 LABELS = {
     "token_states": "token states",
     "reservation": "reserved for later tokens",
     "internal_fragmentation": "internal fragmentation",
-    "external_fragmentation": "external fragmentation & free",
+    "external_fragmentation": "external frag. & others",
 }
 POLICY_NAMES = {"max": "Max", "pow2": "Pow2", "oracle": "Oracle", "paged": "Paged"}
-# Owners of physical blocks: no orange (that is internal fragmentation) and no light grey (free).
+# Owners of physical blocks: none of the four category colours above.
 SEQ_COLORS = [
     "#009E73",
     "#CC79A7",
-    "#0072B2",
+    "#882255",
     "#8C564B",
-    "#56B4E9",
+    "#999933",
     "#6A3D9A",
     "#B2DF8A",
     "#000000",
@@ -56,13 +57,22 @@ def _axes(ax, figsize):
     return ax
 
 
+def _extent_parts(e) -> tuple[tuple[int, int, int], ...]:
+    """(start, length, category index) of an extent's tokens, reservation, waste and round-up."""
+    return (
+        (e.start, e.num_tokens, 0),
+        (e.start + e.num_tokens, e.final_len - e.num_tokens, 1),
+        (e.start + e.final_len, e.reserved - e.final_len, 2),
+        (e.start + e.reserved, e.size - e.reserved, 3),  # buddy round-up: external & others
+    )
+
+
 def arena_row(layout: ContiguousLayout) -> np.ndarray:
     """Category index (into CATEGORIES) of every slot of the arena."""
     row = np.full(layout.capacity_tokens, 3, dtype=np.int8)
     for e in layout.extents:
-        row[e.start : e.start + e.num_tokens] = 0
-        row[e.start + e.num_tokens : e.start + e.final_len] = 1
-        row[e.start + e.final_len : e.end] = 2
+        for x, w, c in _extent_parts(e):
+            row[x : x + w] = c
     return row
 
 
@@ -71,14 +81,11 @@ def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
     ax = _axes(ax, (9, 1.6))
     cap = layout.capacity_tokens
     for e in layout.extents:
-        parts = (
-            (e.start, e.num_tokens, 0),
-            (e.start + e.num_tokens, e.final_len - e.num_tokens, 1),
-            (e.start + e.final_len, e.size - e.final_len, 2),
-        )
-        for x, w, c in parts:
-            if w:
-                ax.add_patch(Rectangle((x, 0), w, 1, color=COLORS[CATEGORIES[c]], lw=0))
+        for x, w, c in _extent_parts(e):
+            if w:  # the round-up (c == 3) is hatched, to tell it from a free hole
+                hatch = "////" if c == 3 else None
+                color = COLORS[CATEGORIES[c]]
+                ax.add_patch(Rectangle((x, 0), w, 1, fc=color, ec="#8C8C8C", hatch=hatch, lw=0))
         ax.add_patch(Rectangle((e.start, 0), e.size, 1, fill=False, ec="black", lw=0.8))
         if e.size > cap * 0.04:
             ax.text(
@@ -182,8 +189,9 @@ def block_fill(layout: PagedLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     """Physical blocks as a grid, coloured by owning sequence, filled as far as they hold tokens.
 
-    The empty part of a partly filled (last) block is the only internal fragmentation paging
-    leaves (orange); free blocks are grey. A "×n" in a block is its ref count when shared.
+    The empty part of a partly filled (last) block is reserved for the sequence's next tokens
+    (sky blue; §4.2); only if the sequence ends first does it become internal fragmentation, at
+    most block_size - 1 slots. Free blocks are grey. A "×n" in a block is its ref count.
     Drawn as one raster image, so pools of thousands of blocks stay fast.
     """
     ax = _axes(ax, (6, 3))
@@ -194,7 +202,7 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     cell, gap = 16, 2  # pixels per block side, and between blocks
     image = np.ones((rows * (cell + gap), columns * (cell + gap), 3))
     free_rgb = to_rgb(COLORS["external_fragmentation"])
-    frag_rgb = to_rgb(COLORS["internal_fragmentation"])
+    empty_rgb = to_rgb(COLORS["reservation"])
     for b in range(n):
         r, c = b // columns, b % columns
         y, x = r * (cell + gap), c * (cell + gap)
@@ -203,7 +211,7 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
             continue
         filled = int(round(cell * fill[b] / layout.block_size))
         image[y : y + cell, x : x + filled] = to_rgb(SEQ_COLORS[owner[b] % len(SEQ_COLORS)])
-        image[y : y + cell, x + filled : x + cell] = frag_rgb
+        image[y : y + cell, x + filled : x + cell] = empty_rgb
     ax.imshow(image, interpolation="nearest")
     for b in np.flatnonzero(refs > 1):
         r, c = b // columns, b % columns
@@ -370,24 +378,18 @@ def draw_capacity(results: dict, ax=None, title=None):
 
 
 def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, title=None):
-    """Internal fragmentation and block-table length vs block size; measured kernel time if given.
+    """Empty last-block slots and block-table length vs block size; kernel time if given.
 
     `kernel_rows`: rows of the kernel benchmark CSV (MEASURED), drawn on a third axis.
     """
     ax = _axes(ax, (8, 3.8))
     bs = [p.block_size for p in points]
-    frag = [100 * p.internal_fragmentation for p in points]
-    ax.plot(
-        bs,
-        frag,
-        "o-",
-        color=COLORS["internal_fragmentation"],
-        label="internal fragmentation (SIMULATED)",
-    )
+    empty = [100 * p.held_empty for p in points]
+    ax.plot(bs, empty, "o-", color="#444444", label="empty slots in last blocks (SIMULATED)")
     ax.set_xscale("log", base=2)
     ax.set_xticks(bs, [str(b) for b in bs])
     ax.set_xlabel("block size (tokens)")
-    ax.set_ylabel("internal fragmentation (% of slots)", color="#9A6A00")
+    ax.set_ylabel("empty slots in last blocks (% of all)", color="#444444")
     ax2 = ax.twinx()
     ax2.plot(
         bs,
@@ -420,3 +422,4 @@ def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, 
     ax.legend(handles=handles, fontsize=7, loc="upper center")
     ax.set_title(title or "The block-size trade-off", fontsize=10, loc="left")
     return ax
+

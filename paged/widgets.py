@@ -170,7 +170,11 @@ class AllocatorExplorer(W.VBox):
 
     def _head_blocked(self) -> bool:
         c = self.contiguous
-        return bool(c.waiting) and c.allocator.why_not(c.waiting[0].final_len) == "no_hole"
+        if not c.waiting:
+            return False
+        head = c.waiting[0]
+        reason = c.allocator.why_not(prompt_len=head.prompt_len, output_len=head.output_len)
+        return reason == "no_hole"
 
 
 class BlockTableExplorer(W.VBox):
@@ -259,8 +263,8 @@ class BlockSizeExplorer(W.VBox):
     def redraw(self) -> None:
         p = next(p for p in self.points if p.block_size == self.slider.value)
         self.readout.value = (
-            f"<p>block size <b>{p.block_size}</b>: internal fragmentation "
-            f"<b>{100 * p.internal_fragmentation:.1f}%</b> of slots, "
+            f"<p>block size <b>{p.block_size}</b>: empty slots in last blocks "
+            f"<b>{100 * p.held_empty:.1f}%</b> of all slots, "
             f"<b>{p.table_entries_per_seq:.1f}</b> block-table entries per request, "
             f"{p.mean_batch_size:.1f} requests running on average (SIMULATED)</p>"
         )

@@ -4,6 +4,9 @@ from hypothesis import strategies as st
 
 import paged
 from paged import Request
+from paged.facts import FIG2_BREAKDOWN
+from paged.kv import A100_40GB_KV_BUDGET
+from paged.simulator import SIM_POLICIES
 
 
 def test_hand_computed_contiguous_scenario():
@@ -27,21 +30,73 @@ def test_hand_computed_contiguous_scenario():
 
 
 def test_hand_computed_paged_scenario():
-    # 4 blocks of 2. A: 3 prompt + 2 out, B: 1 prompt + 1 out. No one ever waits, so the
+    # 4 blocks of 4. A: 3 prompt + 2 out, B: 1 prompt + 1 out. No one ever waits, so the
     # breakdown averages the two busy steps.
     reqs = [Request("A", 3, 2), Request("B", 1, 1)]
-    r = paged.simulate(reqs, "paged", kv_slots=8, block_size=2, watermark=0)
+    r = paged.simulate(reqs, "paged", kv_slots=16, block_size=4, watermark=0)
     s0, s1, s2 = r.trace
-    assert s0.usage == (4, 0, 2, 2)  # A in 2 blocks (1 slot empty), B in 1 (1 empty)
-    assert s1.finished == ("B",) and s1.usage == (4, 0, 0, 4)
-    assert s2.finished == ("A",) and s2.usage == (0, 0, 0, 8)
+    # A: 3 tokens in a block of 4; its 1 empty slot will be filled (reservation, §4.2).
+    # B: 1 token; 1 of its 3 empty slots will be filled, 2 never (internal fragmentation).
+    assert s0.usage == (4, 1 + 1, 2, 8)
+    assert s1.finished == ("B",) and s1.usage == (4, 0, 0, 12)
+    assert s2.finished == ("A",) and s2.usage == (0, 0, 0, 16)
     assert r.breakdown == {
-        "token_states": 0.5,
-        "reservation": 0.0,
-        "internal_fragmentation": 2 / 16,
-        "external_fragmentation": 6 / 16,
+        "token_states": 8 / 32,
+        "reservation": 2 / 32,
+        "internal_fragmentation": 2 / 32,
+        "external_fragmentation": 20 / 32,
     }
-    assert r.mean_batch_size == 1.5
+    assert r.mean_batch_size == 1.5 and r.rounded_up == 0
+
+
+def test_paged_internal_waste_is_under_one_block_per_sequence():
+    reqs = paged.sharegpt_like(40, seed=9)
+    r = paged.simulate(reqs, "paged", kv_slots=3000, block_size=16)
+    assert all(s.usage[2] <= 15 * s.num_running for s in r.trace)
+    assert all(sum(s.usage) == 3000 for s in r.trace)
+
+
+def test_buddy_round_up_is_external_fragmentation_and_others():
+    # One request, prompt 40 + output 25: Pow2 reserves 72, the buddy allocator takes 128.
+    r = paged.simulate([Request(0, 40, 25)], "pow2", kv_slots=256, placement="buddy")
+    s0 = r.trace[0]
+    assert s0.usage == (40, 25, 7, 256 - 72) and s0.rounded_up == 128 - 72
+    oracle = paged.simulate([Request(0, 40, 25)], "oracle", kv_slots=256, placement="buddy")
+    assert oracle.trace[0].usage == (40, 25, 0, 256 - 65) and oracle.trace[0].rounded_up == 63
+
+
+def test_fig2_hold_out_seed_buddy_opt13b():
+    """A seed no notebook uses: each Orca policy within 15 points of Fig. 2 (sum over 4 bars)."""
+    slots = paged.kv_slots(paged.OPT_13B, A100_40GB_KV_BUDGET)
+    reqs = paged.sharegpt_like(600, seed=3)
+    res = {p: paged.simulate(reqs, p, kv_slots=slots, placement="buddy") for p in SIM_POLICIES}
+    for policy in ("max", "pow2", "oracle"):
+        paper = FIG2_BREAKDOWN[policy]
+        sim = res[policy].breakdown
+        distance = sum(abs(100 * sim[c] - (paper[c] or 0)) for c in paged.CATEGORIES)
+        assert distance < 15, (policy, distance)
+    ts = [res[p].breakdown["token_states"] for p in ("max", "pow2", "oracle", "paged")]
+    assert ts == sorted(ts) and len(set(ts)) == 4
+    assert res["oracle"].breakdown["internal_fragmentation"] == 0
+
+
+def test_hold_admits_no_new_request_until_preempted_ones_finish():
+    # 4 blocks of 1 slot. A and B run; A's growth preempts B; C arrives and must wait for B.
+    reqs = [Request("A", 2, 2), Request("B", 1, 2), Request("C", 1, 1, arrival_time=2)]
+    kw = dict(kv_slots=4, block_size=1, watermark=0)
+    held = paged.simulate(reqs, "paged", admission="hold", **kw)
+    greedy = paged.simulate(reqs, "paged", admission="greedy", **kw)
+    for r in (held, greedy):
+        assert sorted(f for s in r.trace for f in s.finished) == ["A", "B", "C"]
+        assert r.num_preemptions >= 1
+    refusals = [reason for s in held.trace for _, reason in s.refused]
+    assert "held" in refusals and "held" not in [x for s in greedy.trace for _, x in s.refused]
+    c_start = {
+        name: next(s.step for s in r.trace if "C" in s.admitted)
+        for name, r in (("hold", held), ("greedy", greedy))
+    }
+    b_end = next(s.step for s in held.trace if "B" in s.finished)
+    assert c_start == {"greedy": 2, "hold": 4} and b_end == 4  # B finishes, then C is admitted
 
 
 def test_paged_preempts_the_newest_request_and_finishes():
@@ -89,7 +144,7 @@ def test_layout_replays_the_memory_map():
         held = [b for _, table, _ in s.layout.tables for b in table]
         assert len(held) == len(set(held))  # no sharing in the simulator
         assert sum(n for *_, n in s.layout.tables) == s.usage[0]
-    c = paged.simulate(reqs, "pow2", kv_slots=256, record_layout=True)
+    c = paged.simulate(reqs, "pow2", kv_slots=512, record_layout=True)
     assert all(sum(e.num_tokens for e in s.layout.extents) == s.usage[0] for s in c.trace)
 
 
@@ -101,6 +156,7 @@ def test_layout_replays_the_memory_map():
         (dict(block_size=0), "block_size"),
         (dict(kv_slots=32), "needs 3 blocks"),
         (dict(watermark=1.5), "watermark"),
+        (dict(admission="lazy"), "'lazy'"),
         (dict(max_seq_len=30), "max_seq_len"),
     ],
 )
