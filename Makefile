@@ -59,5 +59,10 @@ screenshots: setup
 bench: setup
 	$(BIN)/python -m paged.sim_bench
 
+# On a CUDA machine, in one go (<= 7 min): GPU tests, registers/spills, benchmark sweep (MEASURED).
+.PHONY: gpu-check
+gpu-check: setup
+	$(BIN)/python -m paged.attention.gpu_check --out test-output/gpu-check
+
 clean:
 	rm -rf $(VENV) test-output .pytest_cache

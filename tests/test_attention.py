@@ -1,6 +1,10 @@
 """The Triton kernel against the reference, and the reference against PyTorch's SDPA.
 
-Without a GPU these run under Triton's CPU interpreter, so shapes stay small. Tolerances:
+Without a GPU these run under Triton's CPU interpreter, so shapes stay small; with one, every
+test runs there on CUDA tensors, and the `gpu`-marked tests add large shapes. The launch
+choices for GPUs that are not here (tile, path, warps, stages, segments) are pure functions of
+the compute capability, tested for sm_75/sm_80/sm_90 here and compiled for them ahead of time
+(no GPU needed); the interpreter then runs the kernel with those choices. Tolerances:
 fp32 runs ieee dot products in fp32, so only summation order differs: 1e-5. fp16 inputs
 (eps 2**-10 ~ 1e-3) have the softmax weights rounded to fp16 before P @ V and the output
 rounded to fp16, a few eps on outputs of size ~1: 5e-3. bf16 (eps 2**-7): 2e-2, GPU only.
@@ -13,6 +17,12 @@ import torch
 import torch.nn.functional as F
 
 from paged.attention import backend, gather_kv, paged_attention, paged_attention_ref
+from paged.attention.launch import (
+    MAX_SEGMENTS,
+    choose_num_segments,
+    launch_config,
+    modelled_time,
+)
 
 TOL = {torch.float32: 1e-5, torch.float16: 5e-3, torch.bfloat16: 2e-2}
 DEVICE = "cuda" if backend() == "cuda" else "cpu"
@@ -29,6 +39,7 @@ def make_case(
     seed=0,
     device=DEVICE,
     spare_blocks=3,
+    table_width=None,
 ):
     """Random q and caches, and a shuffled block table padded with -1 past each sequence."""
     g = torch.Generator().manual_seed(seed)
@@ -39,9 +50,10 @@ def make_case(
     v_cache = torch.randn(shape, generator=g).to(dtype)
     q = torch.randn(len(lens), num_q_heads, head_dim, generator=g).to(dtype)
     ids = torch.randperm(num_blocks, generator=g).tolist()
-    table = torch.full((len(lens), max(blocks_per_seq) + 1), -1, dtype=torch.int32)
+    width = table_width or max(blocks_per_seq) + 1
+    table = torch.full((len(lens), width), -1, dtype=torch.int32)
     for i, nb in enumerate(blocks_per_seq):
-        table[i, :nb] = torch.tensor([ids.pop() for _ in range(nb)])
+        table[i, :nb] = torch.tensor([ids.pop() for _ in range(nb)], dtype=torch.int32)
     seq_lens = torch.tensor(lens, dtype=torch.int32)
     return [t.to(device) for t in (q, k_cache, v_cache, table, seq_lens)]
 
@@ -159,14 +171,21 @@ def bad_inputs():
     yield "block_table", dict(block_table=table.long())
     yield "3 rows", dict(block_table=torch.cat([table, table[:1]]))
     yield "seq_lens", dict(seq_lens=lens.long())
-    yield r"seq_lens must be in \[1, 16\]", dict(seq_lens=torch.tensor([5, 17], dtype=torch.int32))
-    yield r"seq_lens must be in", dict(seq_lens=torch.tensor([0, 9], dtype=torch.int32))
+    yield r"seq_lens must be in \[0, 16\]", dict(seq_lens=torch.tensor([5, 17], dtype=torch.int32))
+    yield r"got min -1", dict(seq_lens=torch.tensor([-1, 9], dtype=torch.int32))
     bad = table.clone()
     bad[1, 0] = 99
     yield "block ids outside", dict(block_table=bad)
     yield "stride 1", dict(k_cache=torch.cat([k, k], dim=-1)[..., ::2])
     yield "power of two", dict(k_cache=k[:, :3].contiguous(), v_cache=v[:, :3].contiguous())
-    yield "partition_size", dict(split=True, partition_size=10)
+    yield "partition_size must be a positive multiple of 16, got 10", dict(partition_size=10)
+    yield "tile must be a power of two in \\[16, 256\\] for tensor_core, got 48", dict(tile=48)
+    yield "tile 64 does not divide partition_size 32", dict(tile=64, partition_size=32)
+    yield "num_warps must be one of 1, 2, 4, 8, 16, got 3", dict(num_warps=3)
+    yield "num_stages must be an int in \\[1, 8\\], got 0", dict(num_stages=0)
+    yield "path must be one of", dict(path="tensor")
+    yield "num_segments must be an int in \\[1, 4096\\], got 0", dict(num_segments=0)
+    yield "num_segments=4 needs the split path", dict(num_segments=4, split=False)
     yield "dtype torch.int64 not in", dict(q=q.long(), k_cache=k.long(), v_cache=v.long())
 
 
@@ -185,7 +204,139 @@ def test_bf16_is_refused_on_the_interpreter():
         paged_attention(*case)
 
 
+# --- Launch choices for GPUs that are not here: pure functions, then run under the interpreter.
+
+T4, A100, H100 = (7, 5), (8, 0), (9, 0)
+
+
+@pytest.mark.parametrize("capability", [T4, A100, H100, None])
+@pytest.mark.parametrize("partition_size", [16, 32, 48, 512])
+def test_every_partition_size_that_is_a_multiple_of_16_is_valid_everywhere(
+    capability, partition_size
+):
+    cfg = launch_config(capability, 128, 4, partition_size)
+    assert partition_size % cfg.tile == 0 and cfg.tile <= 64
+
+
+def test_launch_config_per_gpu():
+    t4, a100, h100 = (launch_config(c, 128, 4, 512) for c in (T4, A100, H100))
+    assert t4.path == "cuda_core" and t4.block_g == 4 and t4.num_stages == 2  # group not padded
+    assert a100.path == h100.path == "tensor_core" and h100.block_g == 16  # tl.dot's 16 rows
+    assert (h100.tile, h100.num_warps, h100.num_stages) == (32, 4, 5)  # 2 K/V buffers
+    assert [launch_config(H100, d, 4, 512).tile for d in (64, 128, 256)] == [64, 32, 16]
+    assert launch_config(H100, 128, 4, 16).tile == 16  # min(preferred, largest 2^k dividing)
+    assert launch_config(None, 128, 4, 512).tile == 16  # the interpreter
+    # CUDA cores keep block_g x tile x block_d near 32 values a thread: smaller tiles for big groups
+    assert [launch_config(T4, 128, g, 512).tile for g in (1, 4, 8)] == [32, 8, 4]
+    assert launch_config(H100, 128, 4, 512, path="cuda_core", tile=2).tile == 2
+
+
+def test_segments_follow_occupancy_and_length_without_cliffs():
+    h100_sms = 132
+    assert choose_num_segments(4, 8, 512, 512, h100_sms) == 1  # one partition: never split
+    assert choose_num_segments(4, 8, 32768, 512, h100_sms) == 16  # few, long: fill the GPU
+    assert choose_num_segments(256, 8, 4096, 512, h100_sms) == 1  # full GPU: no split
+    assert 32 < choose_num_segments(1, 8, 10**6, 512, h100_sms) <= MAX_SEGMENTS
+    # The old rule (seqs x kv_heads < 2 x SMs) split batch 32 into 8 and left 33 whole.
+    s32, s33 = (choose_num_segments(b, 8, 4096, 512, h100_sms) for b in (32, 33))
+    t32, t33 = (modelled_time(s, b, 8, 4096, 512, h100_sms) for s, b in ((s32, 32), (s33, 33)))
+    assert s32 == s33 == 2 and t33 <= 1.1 * t32
+
+
+def make_nan_padded_case(lens, block_size, dtype, seed=0):
+    """A case whose cache slots outside every sequence hold NaN, with a clean copy."""
+    q, k, v, table, seq_lens = make_case(lens, block_size, 4, 2, 32, dtype, seed=seed)
+    used = torch.zeros(k.shape[0] * block_size, dtype=torch.bool, device=k.device)
+    for i, n in enumerate(seq_lens.tolist()):
+        pos = torch.arange(n, device=k.device)
+        used[table[i, pos // block_size].long() * block_size + pos % block_size] = True
+    dirty = [c.clone().flatten(0, 1) for c in (k, v)]
+    for c in dirty:
+        c[~used] = float("nan")
+    shape = k.shape
+    return (q, k, v, table, seq_lens), (q, *(c.view(shape) for c in dirty), table, seq_lens)
+
+
+@pytest.mark.parametrize("path", ["tensor_core", "cuda_core"])
+@pytest.mark.parametrize("split", [False, True])
+def test_empty_sequences_give_zeros_and_nan_in_unused_slots_is_never_read(path, split):
+    clean, dirty = make_nan_padded_case([0, 5, 0, 19], 4, torch.float32, seed=5)
+    ref = paged_attention_ref(*clean)
+    # check_values=False once: the launcher then never reads seq_lens (the issue's NaN case).
+    out = paged_attention(*dirty, split=split, partition_size=16, path=path, check_values=split)
+    assert not out.isnan().any()
+    assert (out[0] == 0).all() and (out[2] == 0).all()
+    assert_close(out, ref, torch.float32)
+    only_empty = [t[:1] for t in dirty]
+    assert (paged_attention(*only_empty, split=split, path=path) == 0).all()
+
+
+@pytest.mark.parametrize(
+    "dtype, group", [(torch.float32, 1), (torch.float16, 4), (torch.float32, 8)]
+)
+def test_cuda_core_path_with_the_t4_launch(dtype, group):
+    """The sm_75 variant (products and tl.sum, group padded to a power of two only)."""
+    case = make_case([3, 21, 40], 8, 2 * group, 2, 32, dtype, seed=group)
+    cfg = launch_config(T4, 32, group, 32)
+    ref = paged_attention_ref(*case)
+    for split in (False, True):
+        out = paged_attention(*case, split=split, partition_size=32, path=cfg.path, tile=cfg.tile)
+        assert_close(out, ref, dtype)
+
+
+@pytest.mark.parametrize("block_size", [1, 64])
+def test_gpu_tile_and_chunked_merge_under_the_interpreter(block_size):
+    """The H100's tile for head_dim 64 (64 tokens), and more segments than one merge chunk."""
+    case = make_case([280, 7], block_size, 2, 1, 64, torch.float16, seed=block_size)
+    cfg = launch_config(H100, 64, 2, 512)
+    assert cfg.tile == 64 and -(-280 // 16) > 16
+    ref = paged_attention_ref(*case)
+    out = paged_attention(*case, split=False, tile=cfg.tile)
+    assert_close(out, ref, torch.float16)
+    out = paged_attention(*case, split=True, partition_size=16, num_segments=18)  # 2 chunks
+    assert_close(out, ref, torch.float16)
+
+
+def test_wide_table_short_sequences_and_non_contiguous_q():
+    from paged.attention.kernel import launch
+
+    q, k, v, table, lens = make_case([9, 30], 16, 4, 1, 32, torch.float32, table_width=4096)
+    q_wide = torch.cat([q, torch.full_like(q, float("nan"))], dim=1)[:, ::2]  # strides (256, 64, 1)
+    q_wide.copy_(q)
+    assert not q_wide.is_contiguous() and q_wide.stride(-1) == 1
+    ref = paged_attention_ref(q, k, v, table, lens)
+    # 65,536 tokens of capacity: segments come from the lengths, or are capped by MAX_SEGMENTS.
+    run = launch(q_wide, k, v, table, lens, split=True, partition_size=16)
+    assert run.num_segments == 2
+    assert_close(run.out, ref, torch.float32)
+    run = launch(q_wide, k, v, table, lens, split=True, partition_size=16, check_values=False)
+    assert run.num_segments == MAX_SEGMENTS
+    assert_close(run.out, ref, torch.float32)
+
+
+def test_kernels_compile_ahead_of_time_for_t4_and_h100_without_spills():
+    """What the interpreter cannot show: the compiled code for sm_75 and sm_90, no GPU needed."""
+    from pathlib import Path
+
+    import triton
+
+    from paged.attention import aot
+
+    if not (Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas").exists():
+        pytest.skip("this Triton has no bundled ptxas")
+    rows = aot.report(sms=(75, 90), head_dim=128, group=4)
+    assert [(r["sm"], r["kernel"], r["split"]) for r in rows] == [
+        (sm, kernel, split)
+        for sm in (75, 90)
+        for kernel, split in (("attention", False), ("attention", True), ("merge", True))
+    ]
+    assert {r["path"] for r in rows if r["sm"] == 75} == {"cuda_core"}
+    assert all(r["local_bytes"] == 0 and r["registers"] <= 255 for r in rows)  # no spills
+    assert all(r["num_stages"] == 5 for r in rows if r["sm"] == 90 and r["kernel"] == "attention")
+
+
 gpu = pytest.mark.gpu
+F16, BF16 = torch.float16, torch.bfloat16
 needs_cuda = pytest.mark.skipif(DEVICE != "cuda", reason="needs a CUDA GPU")
 
 
@@ -202,13 +353,61 @@ def test_gpu_long_sequences(dtype, block_size):
         assert_close(paged_attention(*case, split=split), ref, dtype)
 
 
+@gpu
+@needs_cuda
+@pytest.mark.parametrize(
+    "head_dim, group, block_size, dtype",
+    [(64, 1, 1, F16), (64, 4, 16, BF16), (64, 8, 256, F16), (128, 1, 16, BF16),
+     (128, 4, 256, F16), (128, 8, 1, BF16), (256, 1, 256, BF16), (256, 4, 1, F16),
+     (256, 8, 16, BF16), (128, 4, 16, F16)],
+)  # fmt: skip
+def test_gpu_head_dims_groups_and_block_sizes(head_dim, group, block_size, dtype):
+    if dtype == torch.bfloat16 and torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("bf16 needs compute capability >= 8.0")
+    lens = [0, 1, 77, 2000, 5003]
+    case = make_case(lens, block_size, 2 * group, 2, head_dim, dtype, seed=head_dim + group)
+    ref = paged_attention_ref(*case)
+    for split in (None, False, True):
+        assert_close(paged_attention(*case, split=split, check_values=False), ref, dtype)
+
+
+@gpu
+@needs_cuda
+def test_gpu_cuda_core_path_and_wide_table():
+    """The sm_75 variant on this GPU; a table sized for 128k tokens holding short sequences."""
+    lens = [1, 100, 3000] * 8
+    case = make_case(lens, 16, 32, 8, 128, torch.float16, seed=3, table_width=8192)
+    ref = paged_attention_ref(*case)
+    for split in (None, True):
+        assert_close(paged_attention(*case, split=split, path="cuda_core"), ref, torch.float16)
+        assert_close(paged_attention(*case, split=split, check_values=False), ref, torch.float16)
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+def test_gpu_default_launch_does_not_spill(head_dim):
+    from paged.attention.kernel import launch
+
+    case = make_case([700, 3000], 16, 32, 8, head_dim, torch.float16)
+    for compiled in launch(*case, split=True).compiled:
+        if not hasattr(compiled, "n_spills"):
+            pytest.skip("this Triton's CompiledKernel has no n_spills")
+        assert compiled.n_spills == 0 and compiled.n_regs <= 255
+
+
+def kernel_on_device(*args):
+    """The kernel on the device under test, for a CPU model: tensors go there and back."""
+    return paged_attention(*(t.to(DEVICE) for t in args)).cpu()
+
+
 def test_tiny_decoder_paged_equals_contiguous():
     from paged.attention.tiny_model import TinyDecoder
 
     model = TinyDecoder(seed=1)
     tokens, logits = model.generate_contiguous([3, 1, 4, 1, 5], steps=9)
     p_tokens, p_logits, table = model.generate_paged([3, 1, 4, 1, 5], steps=9, block_size=4)
-    k_tokens, k_logits, _ = model.generate_paged([3, 1, 4, 1, 5], 9, attention=paged_attention)
+    k_tokens, k_logits, _ = model.generate_paged([3, 1, 4, 1, 5], 9, attention=kernel_on_device)
     assert tokens == p_tokens == k_tokens and len(table) == 4  # 13 tokens in blocks of 4
     torch.testing.assert_close(p_logits, logits, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(k_logits, logits, atol=1e-5, rtol=1e-5)

@@ -5,7 +5,8 @@ Shapes (NHD cache layout, as FlashAttention's paged KV cache):
     k_cache      (num_blocks, block_size, num_kv_heads, head_dim), v_cache the same
     block_table  int32 (num_seqs, max_blocks_per_seq); entries past a sequence's last block
                  are ignored
-    seq_lens     int32 (num_seqs,), each >= 1
+    seq_lens     int32 (num_seqs,), each >= 0; an empty sequence (a padded batch slot)
+                 attends to nothing and its output is zeros
 Query head h reads KV head h // (num_q_heads // num_kv_heads) (GQA; MQA when num_kv_heads == 1).
 """
 
@@ -66,9 +67,9 @@ def check_inputs(q, k_cache, v_cache, block_table, seq_lens, *, check_values: bo
     if check_values and num_seqs:
         capacity = block_table.shape[1] * block_size
         lo, hi = int(seq_lens.min()), int(seq_lens.max())
-        if lo < 1 or hi > capacity:
+        if lo < 0 or hi > capacity:
             raise ValueError(
-                f"seq_lens must be in [1, {capacity}] (block_table columns x block_size), "
+                f"seq_lens must be in [0, {capacity}] (block_table columns x block_size), "
                 f"got min {lo}, max {hi}"
             )
         cols = torch.arange(block_table.shape[1], device=block_table.device)
@@ -92,6 +93,7 @@ def gather_kv(cache: torch.Tensor, block_table_row: torch.Tensor, seq_len: int) 
 
 def paged_attention_ref(q, k_cache, v_cache, block_table, seq_lens, scale=None):
     """Decode attention, one sequence at a time, reading K/V block by block; fp32 inside."""
+    # An empty sequence: softmax over no scores, then a sum over no tokens, gives zeros.
     num_seqs, _, group = check_inputs(q, k_cache, v_cache, block_table, seq_lens)
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     out = torch.empty_like(q)
