@@ -227,3 +227,73 @@ def test_online_softmax_checker_right_wrong_and_stub(capsys):
     for stub in (softmax_stub, None):
         assert ex.check_online_softmax_kernel(stub) is False
         assert "not yet" in capsys.readouterr().out
+
+
+def test_swap_time_checker_names_each_typical_mistake(capsys):
+    right = lambda nb, bs, bpt, layers, bw, lat: nb * (2 * layers * lat + bs * bpt / bw)  # noqa: E731
+    assert ex.check_swap_time(right) is True  # another order of the same sum is accepted
+    mistakes = {
+        "2 x num_layers transfers": lambda nb, bs, bpt, layers, bw, lat: nb * lat
+        + nb * bs * bpt / bw,
+        "fixed latency": lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw,
+        "cross PCIe": lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat,
+        "K and V are separate": lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat
+        + nb * bs * bpt / bw,
+    }
+    for hint, wrong in mistakes.items():
+        assert ex.check_swap_time(wrong) is False
+        out = capsys.readouterr().out
+        assert "hint:" in out and hint in out, out
+    assert ex.check_swap_time(stub) is False
+    assert "not yet" in capsys.readouterr().out
+
+
+def test_breakdown_checker(capsys):
+    def right(steps, kv):
+        loaded = [u for u, w, _ in steps if w] or [u for u, _, r in steps if r]
+        return [sum(u[c] for u in loaded) / len(loaded) / kv for c in range(4)]
+
+    assert ex.check_breakdown(right) is True
+    mistakes = {
+        "not over every step": lambda steps, kv: [
+            sum(u[c] for u, _, _ in steps) / len(steps) / kv for c in range(4)
+        ],
+        "return fractions": lambda steps, kv: [kv * f for f in right(steps, kv)],
+    }
+    for hint, wrong in mistakes.items():
+        assert ex.check_breakdown(wrong) is False
+        out = capsys.readouterr().out
+        assert "hint:" in out and hint in out, out
+    assert ex.check_breakdown(stub) is False and "not yet" in capsys.readouterr().out
+
+
+def test_blocks_after_fork_checker(capsys):
+    assert ex.check_blocks_after_fork(lambda p, n, bs: p // bs + n) is True
+    mistakes = {
+        "full prompt blocks + n": lambda p, n, bs: -(-p // bs) + n,
+        "stored once": lambda p, n, bs: n * (-(-(p + 1) // bs)),
+    }
+    for hint, wrong in mistakes.items():
+        assert ex.check_blocks_after_fork(wrong) is False
+        out = capsys.readouterr().out
+        assert "hint:" in out and hint in out, out
+    assert ex.check_blocks_after_fork(stub) is False
+
+
+def test_gather_checker(capsys):
+    def right(cache, row, n):
+        bs = cache.shape[1]
+        return torch.stack([cache[int(row[p // bs]), p % bs] for p in range(n)])
+
+    assert ex.check_gather(right) is True
+    mistakes = {
+        "not in block i": lambda c, row, n: c.flatten(0, 1)[:n],
+        "keep the first seq_len": lambda c, row, n: c[row[: -(-n // c.shape[1])].long()].flatten(
+            0, 1
+        ),
+    }
+    for hint, wrong in mistakes.items():
+        assert ex.check_gather(wrong) is False
+        out = capsys.readouterr().out
+        assert "hint:" in out and hint in out and "seq_len" in out, out
+    assert ex.check_gather(stub) is False
