@@ -477,3 +477,30 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
     )  # fmt: skip
     return ax
 
+
+def draw_preemption_costs(
+    model, block_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256), ax=None, title=None
+):
+    """Swap (out + in) vs recompute time per preempted token, by block size (SIMULATED model).
+
+    The shape of the paper's Fig. 19(a): swapping pays a fixed cost per transfer, so it is
+    slow for small blocks; recomputation does not depend on the block size.
+    """
+    ax = _axes(ax, (7, 3.6))
+    swap, recompute = zip(*(model.per_token(bs) for bs in block_sizes), strict=True)
+    ax.plot(block_sizes, [1e6 * s for s in swap], "o-", color="#CC79A7", label="swap out + in")
+    ax.plot(block_sizes, [1e6 * r for r in recompute], "s--", color="#009E73", label="recompute")
+    cross = next((bs for bs, s, r in zip(block_sizes, swap, recompute, strict=True) if s < r), None)
+    if cross is not None:
+        ax.axvline(cross, color="black", lw=1, alpha=0.5)
+        ax.text(cross, ax.get_ylim()[1] * 0.9, f" swap cheaper from {cross}", fontsize=10)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(block_sizes, [str(b) for b in block_sizes])
+    ax.set_xlabel("block size (tokens)", fontsize=11)
+    ax.set_ylabel("µs per preempted token", fontsize=11)
+    ax.legend(fontsize=10, loc="lower left")
+    ax.set_title(
+        title or "Recovering a preempted token (SIMULATED cost model)", fontsize=11, loc="left"
+    )
+    return ax

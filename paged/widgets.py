@@ -276,6 +276,82 @@ class BlockSizeExplorer(W.VBox):
         self.image.value = render_png(fig)
 
 
+class PreemptionExplorer(W.VBox):
+    """Shrink the pool and watch preemptions: blocks swapped to the CPU pool, or recomputed."""
+
+    def __init__(self, num_requests=30, kv_slots=2560, preemption="swap", block_size=16, seed=0):
+        self.kv_slots = W.IntSlider(  # from just above the longest request (2,048 tokens)
+            value=kv_slots, min=2304, max=8192, step=256, description="GPU slots",
+            continuous_update=False,
+        )  # fmt: skip
+        self.preemption = W.Dropdown(
+            options=["recompute", "swap"], value=preemption, description="preemption"
+        )
+        self.block_size = W.Dropdown(options=[4, 8, 16, 32, 64], value=block_size,
+                                     description="block size")  # fmt: skip
+        self.steps_per_click = W.IntSlider(value=10, min=1, max=100, description="steps/click")
+        self.step_button = W.Button(description="step", icon="step-forward")
+        self.reset_button = W.Button(description="reset", icon="undo")
+        self.play = W.Play(value=0, min=0, max=100_000, interval=300, description="play")
+        self.counters = W.HTML()
+        self.image = W.Image(format="png")
+        self.requests = sharegpt_like(num_requests, seed=seed)
+        for w in (self.kv_slots, self.preemption, self.block_size):
+            w.observe(lambda _: self.reset(), names="value")
+        self.step_button.on_click(lambda _: self.step())
+        self.reset_button.on_click(lambda _: self.reset())
+        self.play.observe(lambda _: self.step(), names="value")
+        controls = W.HBox([W.VBox([self.kv_slots, self.steps_per_click]),
+                           W.VBox([self.preemption, self.block_size])])  # fmt: skip
+        buttons = W.HBox([self.step_button, self.play, self.reset_button])
+        super().__init__([controls, buttons, self.counters, self.image])
+        self.reset()
+
+    def reset(self) -> None:
+        """Start again from step 0 with the current settings."""
+        self.sim = Simulator(
+            self.requests, "paged", kv_slots=self.kv_slots.value,
+            block_size=self.block_size.value, preemption=self.preemption.value,
+        )  # fmt: skip
+        self.num_preemptions = 0
+        self.events: list[str] = []
+        self.redraw()
+
+    def step(self, n: int | None = None) -> None:
+        """Advance by `n` decode steps (default: the steps/click slider)."""
+        for _ in range(self.steps_per_click.value if n is None else n):
+            if self.sim.done:
+                break
+            rec = self.sim.step()
+            self.num_preemptions += len(rec.preempted)
+            where = "swapped out" if self.sim.preemption == "swap" else "freed, to recompute"
+            self.events += [f"step {rec.step}: R{r} preempted ({where})" for r in rec.preempted]
+            self.events += [f"step {rec.step}: R{r} swapped back in" for r in rec.swapped_in]
+        self.redraw()
+
+    def redraw(self) -> None:
+        sim = self.sim
+        fig = Figure(figsize=(9, 3.2))
+        ax1, ax2 = fig.subplots(1, 2)
+        viz.draw_block_pool(sim.layout(), ax=ax1, columns=16,
+                            title=f"GPU pool: {len(sim.running)} running")  # fmt: skip
+        if sim.cpu is not None:
+            viz.draw_block_pool(paged_layout(sim.cpu), ax=ax2, columns=16,
+                                title=f"CPU pool: {len(sim.swapped)} swapped out")  # fmt: skip
+        else:
+            ax2.axis("off")
+            ax2.text(0, 0.5, "no CPU pool:\npreempted requests\nare recomputed", fontsize=11)
+        fig.subplots_adjust(left=0.01, right=0.99, top=0.9, bottom=0.02, wspace=0.08)
+        self.image.value = render_png(fig)
+        recent = "<br>".join(self.events[-3:]) or "no preemption yet"
+        self.counters.value = (
+            f"<p>step {sim.step_index} · waiting {len(sim.waiting)} · preemptions "
+            f"<b>{self.num_preemptions}</b> · blocks swapped out <b>{sim.num_swapped_blocks}</b> · "
+            f"tokens to recompute <b>{sim.num_recomputed_tokens}</b> (SIMULATED)<br>"
+            f"<small>{recent}</small></p>"
+        )
+
+
 def median_redraw_ms(action, repeats: int = 15) -> float:
     times = []
     for _ in range(repeats):
@@ -290,6 +366,8 @@ def main() -> None:
     explorer.steps_per_click.value = 1
     table = BlockTableExplorer()
     size = BlockSizeExplorer()
+    preemption = PreemptionExplorer()
+    preemption.steps_per_click.value = 1
     options = iter(BLOCK_SIZES * 4)
     print(f"allocator explorer step: {median_redraw_ms(explorer.step_button.click):.0f} ms median")
     print(f"block-table explorer append: {median_redraw_ms(table.append_button.click):.0f} ms")
@@ -297,6 +375,7 @@ def main() -> None:
         f"block-size slider move: "
         f"{median_redraw_ms(lambda: setattr(size.slider, 'value', next(options))):.0f} ms"
     )
+    print(f"preemption explorer step: {median_redraw_ms(preemption.step_button.click):.0f} ms")
 
 
 if __name__ == "__main__":

@@ -323,12 +323,22 @@ def _drag_block_size(page, widget) -> None:
     assert "block size 16:" in widget.inner_text()  # the sentence under the slider agrees
 
 
+def _preempt_and_swap(page, widget) -> None:
+    """One click on "step" runs 10 more steps from the chapter's 100, in swap mode."""
+    counters = widget.locator(".widget-html", has_text="preemptions")
+    assert "step 100 " in counters.inner_text() and "blocks swapped out" in counters.inner_text()
+    step = widget.locator("button", has_text=re.compile(r"^\s*step\s*$"))
+    _changes_drawing(page, widget, step.click, "preemption_explorer")
+    assert "step 110 " in counters.inner_text()
+
+
 # What a learner does with each chapter's widget, in the order the widgets appear.
 INTERACTIONS = {
     "02_contiguous_allocation.ipynb": [_step_allocator],
     "03_paging.ipynb": [_append_token],
     "04_head_to_head.ipynb": [_drag_block_size],
     "07_sharing_and_names.ipynb": [_copy_on_write],
+    "08_when_blocks_run_out.ipynb": [_preempt_and_swap],
 }
 
 

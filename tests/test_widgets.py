@@ -62,3 +62,19 @@ def test_block_size_explorer_redraws_on_slider():
     e.slider.value = 128
     assert e.image.value != before and e.readout.value != text
     assert "<b>128</b>" in e.readout.value
+
+
+def test_preemption_explorer_swaps_recomputes_and_resets():
+    e = widgets.PreemptionExplorer(num_requests=30, kv_slots=1024, preemption="swap")
+    before = e.image.value
+    e.step(300)
+    assert e.num_preemptions > 0 and e.sim.num_swapped_blocks > 0
+    assert e.sim.num_recomputed_tokens == 0 and "swapped out" in e.counters.value
+    assert e.image.value != before
+    e.preemption.value = "recompute"  # a new setting restarts the run
+    assert e.sim.step_index == 0 and e.sim.cpu is None
+    e.steps_per_click.value = 100
+    for _ in range(3):
+        e.step_button.click()
+    assert e.sim.num_recomputed_tokens > 0 and e.sim.num_swapped_blocks == 0
+    assert "to recompute" in e.counters.value
