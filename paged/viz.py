@@ -7,10 +7,13 @@ fragmentation, and external fragmentation & others (free slots and the allocator
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap, to_rgb
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.path import Path as MplPath
 
 from . import facts
 from .simulator import CATEGORIES, ContiguousLayout, PagedLayout
@@ -245,60 +248,108 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     return ax
 
 
-def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
-    """Each sequence's logical blocks in order (left), arrows to the physical blocks (right)."""
-    ax = _axes(ax, (9, 0.9 + 0.8 * max(1, len(layout.tables))))
-    owner, fill, refs = block_fill(layout)
-    n = layout.num_blocks
-    rows = int(np.ceil(n / columns))
-    x0 = 1 + max((len(t) for _, t, _ in layout.tables), default=1) * 1.1 + 2.5
-    y_top = max(len(layout.tables), rows) * 1.2
+@dataclass(frozen=True)
+class TableGeometry:
+    """Where `draw_block_table` puts things: logical blocks left, the physical pool right."""
 
-    def phys_xy(b):
-        return x0 + (b % columns) * 1.1, y_top - 1.2 * (b // columns) - 1
+    columns: int
+    x0: float  # left edge of the pool
+    y_top: float
+    bus: float  # left edge of the lane between the two, where arrows run vertically
 
-    for b in range(n):
-        x, y = phys_xy(b)
-        color = (
-            COLORS["external_fragmentation"]
-            if owner[b] < 0
-            else SEQ_COLORS[owner[b] % len(SEQ_COLORS)]
-        )
-        ax.add_patch(Rectangle((x, y), 1, 1, color=color, ec="black", lw=0.5))
-        label = f"{b}" + (f"\n×{refs[b]}" if refs[b] > 1 else "")
-        ax.text(
-            x + 0.5,
-            y + 0.5,
-            label,
-            ha="center",
-            va="center",
-            fontsize=7,
-            color="black" if owner[b] < 0 else "white",
-        )
-    for k, (seq_id, table, num_tokens) in enumerate(layout.tables):
-        y = y_top - 1.2 * k - 1
-        color = SEQ_COLORS[k % len(SEQ_COLORS)]
-        ax.text(0.9, y + 0.5, f"{seq_id}\n{num_tokens} tok", ha="right", va="center", fontsize=8)
+    def physical(self, b: int) -> tuple[float, float]:
+        """Lower-left corner of physical block b (a 1 x 1 square)."""
+        return self.x0 + (b % self.columns) * 1.1, self.y_top - 1.2 * (b // self.columns) - 1
+
+    def logical(self, k: int, i: int) -> tuple[float, float]:
+        """Lower-left corner of logical block i of the k-th sequence."""
+        return 1 + i * 1.1, self.y_top - 1.2 * k - 1
+
+
+def table_geometry(layout: PagedLayout, columns: int) -> TableGeometry:
+    longest = max((len(t) for _, t, _ in layout.tables), default=1)
+    rows = int(np.ceil(layout.num_blocks / columns))
+    bus = 1 + longest * 1.1 + 0.2
+    x0 = bus + 0.35 * max(1, len(layout.tables)) + 0.5
+    return TableGeometry(columns, x0, max(len(layout.tables), rows) * 1.2, bus)
+
+
+def arrow_routes(layout: PagedLayout, geo: TableGeometry) -> list[tuple[int, int, list]]:
+    """(sequence index, physical block, polyline) of every block-table arrow.
+
+    Each arrow leaves its logical block downwards into the gap below that row, runs right to
+    the sequence's own vertical lane between the table and the pool, climbs or falls to the gap
+    above the target's row, runs along that gap and drops into the target from above. Gaps and
+    lanes hold no blocks, so an arrow never crosses a block it does not point at.
+    """
+    routes = []
+    for k, (_, table, _) in enumerate(layout.tables):
+        lane = geo.bus + 0.35 * k + 0.15
         for i, b in enumerate(table):
-            x = 1 + i * 1.1
-            ax.add_patch(Rectangle((x, y), 1, 1, color=color, alpha=0.35, ec="black", lw=0.5))
-            ax.text(x + 0.5, y + 0.5, f"L{i}→{b}", ha="center", va="center", fontsize=7)
-            px, py = phys_xy(b)
+            lx, ly = geo.logical(k, i)
+            px, py = geo.physical(b)
+            below = ly - 0.1
+            above = py + 1.1 + 0.05 * ((k % 3) - 1)  # a little apart per sequence
+            x_in = px + 0.5 + 0.12 * ((k % 5) - 2)
+            routes.append(
+                (k, b, [(lx + 0.5, ly), (lx + 0.5, below), (lane, below), (lane, above),
+                        (x_in, above), (x_in, py + 1)])
+            )  # fmt: skip
+    return routes
+
+
+def block_holders(layout: PagedLayout) -> list[list[int]]:
+    """For each physical block, the indices of the sequences whose tables hold it."""
+    holders = [[] for _ in range(layout.num_blocks)]
+    for k, (_, table, _) in enumerate(layout.tables):
+        for b in table:
+            if k not in holders[b]:
+                holders[b].append(k)
+    return holders
+
+
+def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
+    """Each sequence's logical blocks in order (left), arrows to the physical blocks (right).
+
+    A block several sequences share is striped in every holder's colour, with its ref count.
+    """
+    ax = _axes(ax, (9, 0.9 + 0.8 * max(1, len(layout.tables))))
+    _, _, refs = block_fill(layout)
+    geo = table_geometry(layout, columns)
+    rows = int(np.ceil(layout.num_blocks / columns))
+    for b, holders in enumerate(block_holders(layout)):
+        x, y = geo.physical(b)
+        if not holders:
+            ax.add_patch(Rectangle((x, y), 1, 1, color=COLORS["external_fragmentation"], lw=0))
+        for j, k in enumerate(holders):  # one vertical stripe per holder
+            w = 1 / len(holders)
             ax.add_patch(
-                FancyArrowPatch(
-                    (x + 1, y + 0.5),
-                    (px, py + 0.5),
-                    arrowstyle="->",
-                    mutation_scale=8,
-                    color=color,
-                    lw=0.8,
-                    alpha=0.8,
-                )
+                Rectangle((x + j * w, y), w, 1, color=SEQ_COLORS[k % len(SEQ_COLORS)], lw=0)
             )
-    ax.text(1, y_top + 0.3, "logical blocks (block table)", fontsize=9)
-    ax.text(x0, y_top + 0.3, "physical blocks (pool)", fontsize=9)
-    ax.set_xlim(-1.2, x0 + columns * 1.1)
-    ax.set_ylim(min(y_top - 1.2 * max(len(layout.tables), rows), 0) - 0.2, y_top + 1)
+        ax.add_patch(Rectangle((x, y), 1, 1, fill=False, ec="black", lw=0.5))
+        label = f"{b}" + (f"\n×{refs[b]}" if refs[b] > 1 else "")
+        color = "black" if not holders else "white"
+        ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=8, color=color,
+                fontweight="bold" if refs[b] > 1 else None)  # fmt: skip
+    for k, (seq_id, table, num_tokens) in enumerate(layout.tables):
+        color = SEQ_COLORS[k % len(SEQ_COLORS)]
+        _, y = geo.logical(k, 0)
+        ax.text(0.9, y + 0.5, f"{seq_id}\n{num_tokens} tok", ha="right", va="center", fontsize=9)
+        for i, b in enumerate(table):
+            x, y = geo.logical(k, i)
+            ax.add_patch(Rectangle((x, y), 1, 1, color=color, alpha=0.35, ec="black", lw=0.5))
+            ax.text(x + 0.5, y + 0.5, f"L{i}→{b}", ha="center", va="center", fontsize=8)
+    for k, _, points in arrow_routes(layout, geo):
+        ax.add_patch(
+            FancyArrowPatch(
+                path=MplPath(points), arrowstyle="-|>", mutation_scale=10,
+                color=SEQ_COLORS[k % len(SEQ_COLORS)], lw=0.9, alpha=0.85,
+            )
+        )  # fmt: skip
+    ax.text(1, geo.y_top + 0.3, "logical blocks (block table)", fontsize=10)
+    ax.text(geo.x0, geo.y_top + 0.3, "physical blocks (pool)", fontsize=10)
+    ax.set_xlim(-1.2, geo.x0 + columns * 1.1)
+    ax.set_ylim(min(geo.y_top - 1.2 * max(len(layout.tables), rows), 0) - 0.3, geo.y_top + 1)
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=10, loc="left")

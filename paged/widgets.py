@@ -15,6 +15,9 @@ import string
 import time
 
 import ipywidgets as W
+import numpy as np
+import PIL.Image
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import viz
@@ -27,10 +30,24 @@ from .workloads import sharegpt_like
 BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
 
-def render_png(fig: Figure, dpi: int = 80) -> bytes:
+PNG_DPI = 80  # pixels per inch of every widget picture
+
+
+def render_png(fig: Figure, dpi: int = PNG_DPI) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
+
+
+def legend_html() -> str:
+    """The four slot categories as coloured squares, in the drawings' colours."""
+    items = "".join(
+        f"<span style='margin-right:14px'><span style='display:inline-block;width:12px;"
+        f"height:12px;background:{viz.COLORS[c]};border:1px solid #333;vertical-align:middle'>"
+        f"</span> {viz.LABELS[c]}</span>"
+        for c in CATEGORIES
+    )
+    return f"<div style='font-size:12px'>{items}</div>"
 
 
 def _counter_table(rows: dict[str, tuple[int, ...]], total: dict[str, int]) -> str:
@@ -97,7 +114,8 @@ class AllocatorExplorer(W.VBox):
             ]
         )
         buttons = W.HBox([self.step_button, self.play, self.reset_button])
-        super().__init__([controls, buttons, self.counters, self.events, self.image])
+        legend = W.HTML(legend_html())  # HTML, drawn once: cheaper than a legend in every frame
+        super().__init__([controls, buttons, self.counters, self.events, legend, self.image])
         self.reset()
 
     def reset(self) -> None:
@@ -134,7 +152,7 @@ class AllocatorExplorer(W.VBox):
 
     def redraw(self) -> None:
         c, p = self.contiguous, self.paged
-        fig = Figure(figsize=(9, 4.6))
+        fig = Figure(figsize=(9, 4.3))
         ax1, ax2 = fig.subplots(2, 1, height_ratios=[1, 2.4])
         title = (
             f"contiguous ({self.policy.value}, {self.placement.value}): "
@@ -153,10 +171,7 @@ class AllocatorExplorer(W.VBox):
             title=f"paged (block {self.block_size.value}): {len(p.running)} running, "
             f"{len(p.waiting)} waiting; one colour per request",
         )
-        fig.legend(
-            handles=viz.legend_handles(), loc="lower center", ncol=4, fontsize=7, frameon=False
-        )
-        fig.subplots_adjust(left=0.03, right=0.98, top=0.93, bottom=0.08, hspace=0.45)
+        fig.subplots_adjust(left=0.03, right=0.98, top=0.93, bottom=0.04, hspace=0.45)
         self.image.value = render_png(fig)
         rows = {"contiguous": c.usage(), "paged": p.usage()}
         self.counters.value = _counter_table(rows, {k: c.kv_slots for k in rows}) + (
@@ -256,6 +271,18 @@ class BlockSizeExplorer(W.VBox):
         )
         self.readout = W.HTML()
         self.image = W.Image(format="png")
+        # The chart is drawn once; a move only blits the marker line onto a copy of it, and
+        # each block size is encoded once (a slider revisits its stops).
+        fig = Figure(figsize=(8, 3.6))
+        ax = fig.subplots()
+        viz.draw_block_size_tradeoff(self.points, ax=ax, kernel_rows=kernel_rows)
+        fig.subplots_adjust(left=0.09, right=0.8 if kernel_rows else 0.88, top=0.9, bottom=0.14)
+        self._canvas = FigureCanvasAgg(fig)
+        fig.set_dpi(PNG_DPI)
+        self._canvas.draw()
+        self._background = self._canvas.copy_from_bbox(fig.bbox)
+        self._marker = ax.axvline(block_size, color="black", lw=1, alpha=0.6)
+        self._png: dict[int, bytes] = {}
         self.slider.observe(lambda _: self.redraw(), names="value")
         super().__init__([self.slider, self.readout, self.image])
         self.redraw()
@@ -268,12 +295,14 @@ class BlockSizeExplorer(W.VBox):
             f"<b>{p.table_entries_per_seq:.1f}</b> block-table entries per request, "
             f"{p.mean_batch_size:.1f} requests running on average (SIMULATED)</p>"
         )
-        fig = Figure(figsize=(8, 3.6))
-        viz.draw_block_size_tradeoff(
-            self.points, ax=fig.subplots(), highlight=p.block_size, kernel_rows=self.kernel_rows
-        )
-        fig.tight_layout()
-        self.image.value = render_png(fig)
+        if p.block_size not in self._png:
+            self._canvas.restore_region(self._background)
+            self._marker.set_xdata([p.block_size, p.block_size])
+            self._marker.axes.draw_artist(self._marker)
+            buf = io.BytesIO()
+            PIL.Image.fromarray(np.asarray(self._canvas.buffer_rgba())).save(buf, format="png")
+            self._png[p.block_size] = buf.getvalue()
+        self.image.value = self._png[p.block_size]
 
 
 class PreemptionExplorer(W.VBox):

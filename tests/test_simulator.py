@@ -181,9 +181,12 @@ def test_duplicate_request_ids_are_rejected():
 )
 def test_paged_never_deadlocks(lens, block_size, extra, watermark):
     reqs = [Request(i, p, o, arrival_time=i % 3) for i, (p, o) in enumerate(lens)]
-    # The pool is just big enough for the longest request, plus a little.
-    slots = paged.num_blocks_for(max(r.final_len for r in reqs), block_size) * block_size + extra
-    slots += int(watermark * slots / block_size + 1) * block_size
+    # The pool is just big enough for the longest request and the watermark, plus a little.
+    need = paged.num_blocks_for(max(r.final_len for r in reqs), block_size)
+    num_blocks = need + extra // block_size
+    while need + int(watermark * num_blocks) > num_blocks:
+        num_blocks += 1
+    slots = num_blocks * block_size
     r = paged.simulate(reqs, "paged", kv_slots=slots, block_size=block_size, watermark=watermark)
     finished = sorted(f for s in r.trace for f in s.finished)
     assert finished == list(range(len(reqs)))
