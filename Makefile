@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	make TORCH_INDEX=https://download.pytorch.org/whl/cpu test"; fi
 	$(BIN)/python -m pip install "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	@echo ">> [3/3] Installing the course with JupyterLab, Triton, matplotlib and the test tools"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,lab,test]"
 	@touch $@
 	@echo ">> $(VENV) is ready."
 
@@ -64,5 +64,35 @@ bench: setup
 gpu-check: setup
 	$(BIN)/python -m paged.attention.gpu_check --out test-output/gpu-check
 
+# After forking: point every badge and setup cell at your repository (see README, Colab).
+.PHONY: colab-links colab-venv test-colab
+colab-links:
+	@test -n "$(REPO)" || { echo "usage: make colab-links REPO=OWNER/NAME"; exit 2; }
+	$(PYTHON) paged/course.py --repo "$(REPO)"
+
+# A second environment pinned like Google Colab, for CI's compatibility leg: Colab's ipywidgets,
+# Triton, matplotlib and NumPy beside the same torch, and the test tools, but not the course:
+# tests import it from this checkout, and tests/test_colab_setup.py installs it as Colab does.
+COLAB_VENV ?= .venv-colab
+COLAB_PINS ?= ipywidgets==7.7.1 triton==3.5.1 matplotlib==3.10.0 numpy==2.0.2
+COLAB_STAMP := $(COLAB_VENV)/.installed-stamp
+
+$(COLAB_STAMP): pyproject.toml
+	@echo ">> Setting up $(COLAB_VENV), pinned like Colab: $(COLAB_PINS)"
+	@test -x $(COLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(COLAB_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	printf '%s\n' "$(TORCH_SPEC)" $(COLAB_PINS) > $(COLAB_VENV)/colab-pins.txt
+	$(COLAB_VENV)/bin/python -m pip install --quiet -c $(COLAB_VENV)/colab-pins.txt $(COLAB_PINS) -e ".[test]"
+	$(COLAB_VENV)/bin/python -m pip uninstall --quiet --yes paged
+	@touch $@
+
+colab-venv: $(COLAB_STAMP)
+
+# Unit tests and strict nbval under Colab's versions (the browser test needs JupyterLab: not here).
+test-colab: $(COLAB_STAMP)
+	PYTHONPATH=$(CURDIR) $(COLAB_VENV)/bin/python -m pytest tests notebooks $(NBVAL) \
+	    -p no:cacheprovider -rs --ignore=tests/test_browser.py --ignore=tests/test_colab_setup.py
+
 clean:
-	rm -rf $(VENV) test-output .pytest_cache
+	rm -rf $(VENV) $(COLAB_VENV) test-output .pytest_cache

@@ -1,11 +1,231 @@
-"""Where the course lives: the one place the repository URL is set (badges and setup cells)."""
+"""Where the course lives, and how its notebooks reach it from Colab.
+
+`REPO` (owner/name on GitHub) is the one place the repository is named. Every notebook's
+"Open in Colab" badge (cell 0) and setup cell (cell 1) are generated from it here, and
+
+    python -m paged.course --repo OWNER/NAME     (or: make colab-links REPO=OWNER/NAME)
+
+rewrites `REPO` below and every badge and setup cell in notebooks/ and its editions (notebooks/ko/),
+idempotently; `python -m paged.course [NOTEBOOK ...]` brings notebooks in line with `REPO` as it
+is, and `python -m paged.course --check` lists the notebooks that disagree with it.
+This file imports nothing from `paged`, so `python paged/course.py ...` works before any install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 REPO = "paged-attention-course/paged-attention-course"
 REPO_URL = f"https://github.com/{REPO}"
 PIP_SPEC = f"git+{REPO_URL}"
+# What `paged` imports at run time; Colab ships them all, so the setup cell only checks them.
+RUNTIME_MODULES = ("torch", "triton", "numpy", "matplotlib", "ipywidgets")
+SETUP_MARKER = "# Setup: in Google Colab"
+
+_OWNER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+_BADGE = re.compile(
+    r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]"
+    r"\(https://colab\.research\.google\.com/github/[^)\s]*\)"
+)
 
 
-def colab_badge(notebook: str) -> str:
-    """Markdown for an "Open in Colab" badge pointing at `notebook` on the main branch."""
-    url = f"https://colab.research.google.com/github/{REPO}/blob/main/notebooks/{notebook}"
+def colab_badge(notebook: str, repo: str = REPO) -> str:
+    """Markdown for an "Open in Colab" badge; `notebook` is under notebooks/ (e.g. ko/x.ipynb)."""
+    url = f"https://colab.research.google.com/github/{repo}/blob/main/notebooks/{notebook}"
     return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+
+
+def setup_cell(repo: str = REPO) -> str:
+    """Source of every notebook's first code cell: self-contained, it runs before `paged` exists."""
+    modules = ", ".join(f'"{m}"' for m in RUNTIME_MODULES)
+    return f'''{SETUP_MARKER} this installs the course and nothing else; elsewhere it does nothing.
+import os
+import subprocess
+import sys
+
+if "google.colab" in sys.modules:
+    import importlib
+
+    # PAGED_INSTALL_SOURCE may name a fork, a branch (git+...@branch) or a local checkout.
+    source = os.environ.get("PAGED_INSTALL_SOURCE", "git+https://github.com/{repo}")
+    # --no-deps: Colab's torch, triton, numpy, matplotlib, ipywidgets and Jupyter stay as they are.
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", source]
+    done = subprocess.run(pip, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"pip could not install the course from {{source}}:\\n{{done.stderr}}")
+    importlib.invalidate_caches()
+    kept = []
+    for name in ({modules}):
+        try:
+            module = importlib.import_module(name)
+        except Exception as error:
+            raise RuntimeError(f"The course needs {{name}}, which this runtime cannot import "
+                               f"({{error}}): run `%pip install {{name}}`, restart the session "
+                               "and run this cell again.") from None
+        kept.append(f"{{name}} {{getattr(module, '__version__', '?')}}")
+    from paged.fonts import use_cjk_font
+
+    font = use_cjk_font(install=True)  # installs fonts-nanum only if no Korean font is present
+    print(f"Installed the course from {{source}}; kept this runtime's {{', '.join(kept)}}; "
+          f"Hangul in figures: {{font or 'no font found'}}.")'''
+
+
+# --- rewriting notebooks -----------------------------------------------------------------------
+
+
+def notebooks(root: Path) -> list[Path]:
+    """Every notebook of every edition: notebooks/*.ipynb, notebooks/ko/*.ipynb, ..."""
+    base = root / "notebooks"
+    return sorted(p for p in base.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)  # how nbformat stores a cell's source
+
+
+def _cell_id(path: Path, what: str) -> str:
+    return hashlib.sha1(f"{path.name}:{what}".encode()).hexdigest()[:8]
+
+
+def sync_notebook(path: Path, root: Path, repo: str = REPO) -> list[str]:
+    """Make cell 0's badge and cell 1's setup code agree with `repo`; return what changed."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells, changed = nb["cells"], []
+    badge = colab_badge(path.relative_to(root / "notebooks").as_posix(), repo)
+    head = "".join(cells[0]["source"]) if cells and cells[0]["cell_type"] == "markdown" else None
+    if head is None:
+        cells.insert(0, {"cell_type": "markdown", "id": _cell_id(path, "badge"), "metadata": {},
+                         "source": _lines(badge)})
+        changed.append("added a badge cell")
+    elif badge not in head:
+        new = _BADGE.sub(lambda _: badge, head) if _BADGE.search(head) else None
+        if new is None:  # no badge yet: put it under the title line
+            title, _, rest = head.partition("\n")
+            new = f"{title}\n\n{badge}" + (f"\n{rest}" if rest.strip() else "")
+        cells[0]["source"] = _lines(new)
+        changed.append("badge")
+    setup = setup_cell(repo)
+    second = cells[1] if len(cells) > 1 else None
+    is_setup = (second is not None and second["cell_type"] == "code"
+                and "google.colab" in "".join(second["source"]))
+    if not is_setup:
+        cells.insert(1, {"cell_type": "code", "execution_count": None, "metadata": {},
+                         "id": _cell_id(path, "setup"), "outputs": [], "source": _lines(setup)})
+        changed.append("added a setup cell (re-execute the notebook)")
+    elif "".join(second["source"]) != setup:
+        second["source"] = _lines(setup)
+        changed.append("setup cell")
+    if changed:  # written the way nbformat writes, so a re-execution changes nothing else
+        path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+    return changed
+
+
+def disagreements(root: Path, repo: str = REPO) -> list[str]:
+    """Notebooks whose badge or setup cell does not match `repo` (nothing is written)."""
+    bad = []
+    for path in notebooks(root):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        name = path.relative_to(root / "notebooks").as_posix()
+        if len(cells) < 2 or colab_badge(name, repo) not in "".join(cells[0]["source"]):
+            bad.append(f"{name}: badge")
+        elif "".join(cells[1]["source"]) != setup_cell(repo):
+            bad.append(f"{name}: setup cell")
+    return bad
+
+
+def set_repo(root: Path, repo: str, only: list[Path] | None = None) -> list[str]:
+    """Point the course at `repo`: REPO in this file, the README's links, every notebook
+    (or only the notebooks in `only`)."""
+    if not _OWNER_NAME.fullmatch(repo):
+        raise ValueError(f"--repo wants OWNER/NAME as on GitHub, got {repo!r}")
+    report = []
+    source = root / "paged" / "course.py"
+    text = source.read_text(encoding="utf-8")
+    old = re.search(r'^REPO = "([^"]+)"$', text, flags=re.M).group(1)
+    if old != repo:
+        source.write_text(text.replace(f'REPO = "{old}"', f'REPO = "{repo}"', 1), encoding="utf-8")
+        report.append(f"paged/course.py: REPO = {repo!r} (was {old!r})")
+        readme = root / "README.md"
+        if readme.exists() and old in (body := readme.read_text(encoding="utf-8")):
+            readme.write_text(body.replace(old, repo), encoding="utf-8")
+            report.append("README.md: links")
+    wanted = None if only is None else {p.resolve() for p in only}
+    for path in notebooks(root):
+        if wanted is not None and path.resolve() not in wanted:
+            continue
+        if changed := sync_notebook(path, root, repo):
+            report.append(f"{path.relative_to(root).as_posix()}: {', '.join(changed)}")
+    return report
+
+
+# --- what runtime is this? ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Where the notebook runs: in Colab or not; the GPU's name and compute capability, if any."""
+
+    colab: bool
+    gpu: str | None = None
+    capability: tuple[int, int] | None = None
+
+    @classmethod
+    def detect(cls) -> Runtime:
+        import torch
+
+        colab = "google.colab" in sys.modules
+        if not torch.cuda.is_available():
+            return cls(colab)
+        return cls(colab, torch.cuda.get_device_name(), tuple(torch.cuda.get_device_capability()))
+
+
+def runtime_hint(runtime: Runtime | None = None) -> str | None:
+    """What a learner should change before the kernel chapter, or None when all is well."""
+    rt = runtime or Runtime.detect()
+    if rt.gpu is None:
+        if not rt.colab:
+            return None  # local CPU: the kernel runs under Triton's interpreter, as chapter 0 says
+        return ("This Colab runtime has no GPU, so the Triton kernel of chapter 6 would crawl "
+                "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → "
+                "Save, then run the notebook again from the top.")
+    major, minor = rt.capability
+    if major < 8:
+        return (f"{rt.gpu} (sm_{major}{minor}) has no bf16 tensor cores: use fp16 "
+                "(dtype=torch.float16), not bf16, for the kernel.")
+    return None
+
+
+# --- command line ------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m paged.course",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--repo", help="OWNER/NAME of your fork on GitHub (rewrites everything)")
+    parser.add_argument("--check", action="store_true", help="list notebooks that disagree; exit 1")
+    parser.add_argument("notebook", nargs="*", type=Path,
+                        help="rewrite only these notebooks (default: every one, every edition)")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="the repository's root (default: the checkout this file is in)")
+    args = parser.parse_args(argv)
+    if args.check:
+        bad = disagreements(args.root)
+        print("\n".join(bad) or f"every notebook points at {REPO}")
+        return 1 if bad else 0
+    try:
+        report = set_repo(args.root, args.repo or REPO, args.notebook or None)
+    except ValueError as error:
+        parser.error(str(error))
+    print("\n".join(report) or f"nothing to change: everything points at {args.repo or REPO}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,6 +16,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.path import Path as MplPath
 
 from . import facts
+from .fonts import use_cjk_font
 from .simulator import CATEGORIES, ContiguousLayout, PagedLayout
 
 COLORS = {
@@ -55,6 +56,7 @@ def legend_handles(categories=CATEGORIES) -> list[Patch]:
 
 
 def _axes(ax, figsize):
+    use_cjk_font()  # Hangul labels (the Korean edition) need a CJK font; cheap when repeated
     if ax is None:
         _, ax = plt.subplots(figsize=figsize, dpi=100)
     return ax

@@ -1,6 +1,8 @@
-"""environment.yml must list exactly the dependencies of pyproject.toml (conda cannot run here)."""
+"""pyproject: the library needs what it imports, tools live in extras; environment.yml agrees."""
 
+import ast
 import re
+import sys
 from pathlib import Path
 
 import tomllib
@@ -8,6 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_NAMES = {"pytorch": "torch"}  # conda-forge name -> PyPI name
+IMPORT_NAMES = {"PIL": "pillow"}  # import name -> PyPI name, where they differ
 
 
 def _split(spec: str) -> tuple[str, str]:
@@ -16,11 +19,50 @@ def _split(spec: str) -> tuple[str, str]:
     return CONDA_NAMES.get(name.lower(), name.lower()), version
 
 
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return {IMPORT_NAMES.get(n, n) for n in names - set(sys.stdlib_module_names) - {"paged"}}
+
+
+def test_dependencies_are_what_paged_imports():
+    """Core = the library's imports (Colab has them all); a dev tool's imports live in extras."""
+    tools = {ROOT / "paged" / "notebook_runner.py"}  # make notebooks, never imported by a chapter
+    library = set().union(*(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py")
+                            if p not in tools))
+    assert {_split(s)[0] for s in _project()["dependencies"]} == library
+    extras = {_split(s)[0] for deps in _project()["optional-dependencies"].values() for s in deps}
+    assert set().union(*(_third_party_imports(p) for p in tools)) <= extras
+
+
+def test_setup_cell_checks_the_dependencies():
+    """Colab's setup cell installs with --no-deps and checks these import instead."""
+    from paged import course
+
+    core = {_split(s)[0] for s in _project()["dependencies"]}
+    assert set(course.RUNTIME_MODULES) <= core
+    assert core - set(course.RUNTIME_MODULES) <= {"pillow"}  # matplotlib cannot import without it
+
+
+def test_colab_cannot_pull_jupyter_or_test_tools():
+    core = {_split(s)[0] for s in _project()["dependencies"]}
+    assert not core & {"jupyterlab", "notebook", "jupyter-server", "nbval", "nbclient", "pytest"}
+    assert _project()["optional-dependencies"]["lab"] == ["jupyterlab>=3.6"]
+
+
 def test_environment_yml_matches_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = dict(
-        _split(s) for s in project["dependencies"] + project["optional-dependencies"]["dev"]
-    )
+    project = _project()
+    wanted = dict(_split(s) for s in project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        wanted.update(_split(s) for s in extra)
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     pip_section = [d for d in env["dependencies"] if isinstance(d, dict)]
@@ -34,3 +76,8 @@ def test_ci_calls_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make lab" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_make_installs_every_extra():
+    extras = ",".join(sorted(_project()["optional-dependencies"]))
+    assert f'-e ".[{extras}]"' in (ROOT / "Makefile").read_text()
