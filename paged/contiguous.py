@@ -25,7 +25,7 @@ signature fails loudly instead of meaning something else.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import NoContiguousSpace, UnknownSequence, require_int
 
@@ -74,7 +74,8 @@ class ContiguousAllocator:
         self.policy = policy
         self.placement = placement
         self.max_seq_len = max_seq_len
-        self._extents: dict[object, Extent] = {}
+        self._extents: dict[object, Extent] = {}  # as allocated; tokens written are in _tokens
+        self._tokens: dict[object, int] = {}
         self._starts: list[int] = []  # sorted starts of live extents (first-fit scan)
         self._by_start: dict[int, object] = {}
         if placement == "buddy":
@@ -104,21 +105,21 @@ class ContiguousAllocator:
     # ---- queries -------------------------------------------------------------------------
     def extents(self) -> list[Extent]:
         """Live allocations, in address order."""
-        return [self._extents[self._by_start[s]] for s in self._starts]
+        return [self.extent(self._by_start[s]) for s in self._starts]
 
     def __contains__(self, req_id) -> bool:
         return req_id in self._extents
 
     def extent(self, req_id) -> Extent:
         try:
-            return self._extents[req_id]
+            return replace(self._extents[req_id], num_tokens=self._tokens[req_id])
         except KeyError:
             raise UnknownSequence(f"unknown req_id {req_id!r}") from None
 
     def holes(self) -> list[tuple[int, int]]:
         """Maximal free ranges as `(start, size)`, in address order."""
         out, cursor = [], 0
-        for e in self.extents():
+        for e in (self._extents[self._by_start[s]] for s in self._starts):
             if e.start > cursor:
                 out.append((cursor, e.start - cursor))
             cursor = e.end
@@ -159,9 +160,10 @@ class ContiguousAllocator:
     def usage(self) -> dict[str, int]:
         """Slots by the paper's Fig. 2 categories; they add up to `capacity_tokens`."""
         ext = self._extents.values()
+        tokens = sum(self._tokens.values())
         return {
-            "token_states": sum(e.num_tokens for e in ext),
-            "reservation": sum(e.final_len - e.num_tokens for e in ext),
+            "token_states": tokens,
+            "reservation": sum(e.final_len for e in ext) - tokens,
             "internal_fragmentation": sum(e.reserved - e.final_len for e in ext),
             # External fragmentation & others: the allocator's round-up, plus every free slot.
             "external_fragmentation": self.capacity_tokens - sum(e.reserved for e in ext),
@@ -199,25 +201,26 @@ class ContiguousAllocator:
         start = self._take_buddy(size) if self.placement == "buddy" else self._first_fit(size)
         extent = Extent(req_id, start, size, reserved, final_len, num_tokens)
         self._extents[req_id] = extent
+        self._tokens[req_id] = num_tokens
         bisect.insort(self._starts, start)
         self._by_start[start] = req_id
         return extent
 
-    def append(self, req_id, num_tokens: int = 1) -> Extent:
+    def append(self, req_id, num_tokens: int = 1) -> None:
         """Write `num_tokens` more tokens into `req_id`'s range (never past its final length)."""
-        e = self.extent(req_id)
+        if req_id not in self._extents:
+            self.extent(req_id)  # raises UnknownSequence
         num_tokens = require_int("num_tokens", num_tokens, at_least=0)
-        if e.num_tokens + num_tokens > e.final_len:
+        final_len, held = self._extents[req_id].final_len, self._tokens[req_id]
+        if held + num_tokens > final_len:
             raise ValueError(
-                f"appending {num_tokens} to {req_id!r} passes its final length {e.final_len}"
+                f"appending {num_tokens} to {req_id!r} passes its final length {final_len}"
             )
-        e = Extent(e.req_id, e.start, e.size, e.reserved, e.final_len, e.num_tokens + num_tokens)
-        self._extents[req_id] = e
-        return e
+        self._tokens[req_id] = held + num_tokens
 
     def free(self, req_id) -> None:
         e = self.extent(req_id)
-        del self._extents[req_id], self._by_start[e.start]
+        del self._extents[req_id], self._tokens[req_id], self._by_start[e.start]
         self._starts.remove(e.start)
         if self.placement == "buddy":
             self._give_back_buddy(e.start, e.size)

@@ -8,6 +8,8 @@ import numbers
 
 def require_int(name: str, value, *, at_least: int) -> int:
     """`value` as an int if it is a whole number (not a bool) >= `at_least`, else ValueError."""
+    if type(value) is int and value >= at_least:  # the common case, without the ABC check
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < at_least:
         raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
     return int(value)

@@ -102,6 +102,9 @@ class PagedAllocator:
         table, n = self._table(seq_id), self._num_tokens[seq_id]
         if k == 0:
             return 0
+        room = -n % self.block_size  # empty slots in the last block
+        if k <= room and self._ref_counts[table[-1]] == 1:  # the common decode step
+            return 0
         cow = n % self.block_size != 0 and self._ref_counts[table[-1]] > 1
         return num_blocks_for(n + k, self.block_size) - len(table) + cow
 
@@ -116,8 +119,11 @@ class PagedAllocator:
         full shared blocks are never written again, so they stay shared.
         """
         needed = self.blocks_needed_to_append(seq_id, num_tokens)
-        self._ensure_free(needed, f"append {num_tokens} tokens to {seq_id!r}")
         table, n = self._tables[seq_id], self._num_tokens[seq_id]
+        if needed == 0 and num_tokens <= -n % self.block_size:  # fits the private last block
+            self._num_tokens[seq_id] = n + num_tokens
+            return []
+        self._ensure_free(needed, f"append {num_tokens} tokens to {seq_id!r}")
         copies = []
         if num_tokens and n % self.block_size and self._ref_counts[table[-1]] > 1:
             src, dst = table[-1], self._take()

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.colors import ListedColormap, to_rgb
+from matplotlib.collections import PatchCollection
+from matplotlib.colors import ListedColormap, to_rgb, to_rgba
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.path import Path as MplPath
 
@@ -55,6 +56,13 @@ def legend_handles(categories=CATEGORIES) -> list[Patch]:
     ]
 
 
+def _boxes(ax, boxes, **style) -> None:
+    """Add rectangles (x, y, width, height, facecolor) as one collection: fast to add and draw."""
+    if boxes:
+        rects = [Rectangle((x, y), w, h) for x, y, w, h, _ in boxes]
+        ax.add_collection(PatchCollection(rects, facecolors=[b[4] for b in boxes], **style))
+
+
 def _axes(ax, figsize):
     use_cjk_font()  # Hangul labels (the Korean edition) need a CJK font; cheap when repeated
     if ax is None:
@@ -85,13 +93,14 @@ def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
     """One moment of a contiguous arena as a strip: each request's range and the holes."""
     ax = _axes(ax, (9, 1.6))
     cap = layout.capacity_tokens
+    parts = [(x, w, c) for e in layout.extents for x, w, c in _extent_parts(e) if w]
+    _boxes(ax, [(x, 0, w, 1, COLORS[CATEGORIES[c]]) for x, w, c in parts if c != 3], lw=0)
+    # The round-up is hatched, to tell it from a free hole.
+    round_up = [(x, 0, w, 1, COLORS["external_fragmentation"]) for x, w, c in parts if c == 3]
+    _boxes(ax, round_up, hatch="////", edgecolor="#8C8C8C", lw=0)
+    outlines = [(e.start, 0, e.size, 1, "none") for e in layout.extents]
+    _boxes(ax, outlines, edgecolor="black", lw=0.8)
     for e in layout.extents:
-        for x, w, c in _extent_parts(e):
-            if w:  # the round-up (c == 3) is hatched, to tell it from a free hole
-                hatch = "////" if c == 3 else None
-                color = COLORS[CATEGORIES[c]]
-                ax.add_patch(Rectangle((x, 0), w, 1, fc=color, ec="#8C8C8C", hatch=hatch, lw=0))
-        ax.add_patch(Rectangle((e.start, 0), e.size, 1, fill=False, ec="black", lw=0.8))
         if e.size > cap * 0.04:
             ax.text(
                 e.start + e.size / 2,
@@ -103,20 +112,16 @@ def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
                 color="white",
                 fontweight="bold",
             )
-    cursor = 0
-    for e in layout.extents:  # holes
+    holes, cursor = [], 0
+    for e in layout.extents:
         if e.start > cursor:
-            ax.add_patch(
-                Rectangle(
-                    (cursor, 0), e.start - cursor, 1, color=COLORS["external_fragmentation"], lw=0
-                )
-            )
+            holes.append((cursor, 0, e.start - cursor, 1, COLORS["external_fragmentation"]))
         cursor = e.end
-    ax.add_patch(
-        Rectangle((cursor, 0), cap - cursor, 1, color=COLORS["external_fragmentation"], lw=0)
-    )
+    holes.append((cursor, 0, cap - cursor, 1, COLORS["external_fragmentation"]))
+    _boxes(ax, holes, lw=0)
     ax.set_xlim(0, cap)
     ax.set_ylim(0, 1)
+    ax.set_xticks([0, cap // 2, cap])  # few labels: cheaper to redraw, as readable
     ax.set_yticks([])
     ax.set_xlabel("KV slot address")
     if title:
@@ -173,7 +178,7 @@ def draw_arena_timeline(trace, ax=None, title=None, max_columns=600):
     ax.set_ylabel("KV slot address")
     ax.set_title(title or "Contiguous arena over time", fontsize=10, loc="left", pad=12)
     handles = legend_handles() + ax.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 
 
@@ -204,19 +209,20 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     n = layout.num_blocks
     columns = columns or int(np.ceil(np.sqrt(n * 2)))
     rows = int(np.ceil(n / columns))
-    cell, gap = 16, 2  # pixels per block side, and between blocks
-    image = np.ones((rows * (cell + gap), columns * (cell + gap), 3))
-    free_rgb = to_rgb(COLORS["external_fragmentation"])
-    empty_rgb = to_rgb(COLORS["reservation"])
-    for b in range(n):
-        r, c = b // columns, b % columns
-        y, x = r * (cell + gap), c * (cell + gap)
-        if owner[b] < 0:
-            image[y : y + cell, x : x + cell] = free_rgb
-            continue
-        filled = int(round(cell * fill[b] / layout.block_size))
-        image[y : y + cell, x : x + filled] = to_rgb(SEQ_COLORS[owner[b] % len(SEQ_COLORS)])
-        image[y : y + cell, x + filled : x + cell] = empty_rgb
+    cell, gap = 8, 1  # pixels per block side, and between blocks
+    palette = np.array([to_rgb(c) for c in SEQ_COLORS], dtype=np.float32)
+    free = owner < 0
+    colour = np.where(free[:, None], to_rgb(COLORS["external_fragmentation"]),
+                      palette[owner % len(palette)])  # fmt: skip
+    filled = np.where(free, cell, np.rint(cell * fill / layout.block_size))  # pixels of tokens
+    px = np.arange(cell)
+    empty = np.array(to_rgb(COLORS["reservation"]), dtype=np.float32)
+    strips = np.where(px[None, :, None] < filled[:, None, None], colour[:, None, :], empty)
+    blocks = np.ones((rows * columns, cell + gap, 3), dtype=np.float32)  # white gaps and padding
+    blocks[:n, :cell] = strips  # (block, pixel column, rgb)
+    image = np.ones((rows, cell + gap, columns * (cell + gap), 3), dtype=np.float32)
+    image[:, :cell] = blocks.reshape(rows, 1, columns * (cell + gap), 3)
+    image = image.reshape(rows * (cell + gap), columns * (cell + gap), 3)
     ax.imshow(image, interpolation="nearest")
     for b in np.flatnonzero(refs > 1):
         r, c = b // columns, b % columns
@@ -226,7 +232,7 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
             f"×{refs[b]}",
             ha="center",
             va="center",
-            fontsize=7,
+            fontsize=8,
             color="white",
             fontweight="bold",
         )
@@ -237,7 +243,7 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
                 c * (cell + gap) + 1,
                 r * (cell + gap) + 1,
                 str(b),
-                fontsize=6,
+                fontsize=8,
                 va="top",
                 color="#333333",
             )
@@ -310,6 +316,19 @@ def block_holders(layout: PagedLayout) -> list[list[int]]:
     return holders
 
 
+def pool_stripes(layout: PagedLayout, geo: TableGeometry) -> list[tuple]:
+    """(x, y, width, height, colour) boxes of the pool: a stripe per holder, grey when free."""
+    boxes = []
+    for b, holders in enumerate(block_holders(layout)):
+        x, y = geo.physical(b)
+        if not holders:
+            boxes.append((x, y, 1, 1, COLORS["external_fragmentation"]))
+        for j, k in enumerate(holders):  # one vertical stripe per holder
+            w = 1 / len(holders)
+            boxes.append((x + j * w, y, w, 1, SEQ_COLORS[k % len(SEQ_COLORS)]))
+    return boxes
+
+
 def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
     """Each sequence's logical blocks in order (left), arrows to the physical blocks (right).
 
@@ -319,28 +338,26 @@ def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
     _, _, refs = block_fill(layout)
     geo = table_geometry(layout, columns)
     rows = int(np.ceil(layout.num_blocks / columns))
-    for b, holders in enumerate(block_holders(layout)):
+    holders = block_holders(layout)
+    _boxes(ax, pool_stripes(layout, geo), lw=0)
+    frames = [(*geo.physical(b), 1, 1, "none") for b in range(layout.num_blocks)]
+    _boxes(ax, frames, edgecolor="black", lw=0.5)
+    for b in range(layout.num_blocks):
         x, y = geo.physical(b)
-        if not holders:
-            ax.add_patch(Rectangle((x, y), 1, 1, color=COLORS["external_fragmentation"], lw=0))
-        for j, k in enumerate(holders):  # one vertical stripe per holder
-            w = 1 / len(holders)
-            ax.add_patch(
-                Rectangle((x + j * w, y), w, 1, color=SEQ_COLORS[k % len(SEQ_COLORS)], lw=0)
-            )
-        ax.add_patch(Rectangle((x, y), 1, 1, fill=False, ec="black", lw=0.5))
         label = f"{b}" + (f"\n×{refs[b]}" if refs[b] > 1 else "")
-        color = "black" if not holders else "white"
+        color = "black" if not holders[b] else "white"
         ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=8, color=color,
                 fontweight="bold" if refs[b] > 1 else None)  # fmt: skip
+    logical = []
     for k, (seq_id, table, num_tokens) in enumerate(layout.tables):
-        color = SEQ_COLORS[k % len(SEQ_COLORS)]
+        color = to_rgba(SEQ_COLORS[k % len(SEQ_COLORS)], 0.35)
         _, y = geo.logical(k, 0)
         ax.text(0.9, y + 0.5, f"{seq_id}\n{num_tokens} tok", ha="right", va="center", fontsize=9)
         for i, b in enumerate(table):
             x, y = geo.logical(k, i)
-            ax.add_patch(Rectangle((x, y), 1, 1, color=color, alpha=0.35, ec="black", lw=0.5))
+            logical.append((x, y, 1, 1, color))
             ax.text(x + 0.5, y + 0.5, f"L{i}→{b}", ha="center", va="center", fontsize=8)
+    _boxes(ax, logical, edgecolor="black", lw=0.5)
     for k, _, points in arrow_routes(layout, geo):
         ax.add_patch(
             FancyArrowPatch(
@@ -404,7 +421,7 @@ def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=Non
     )
     ax.legend(
         handles=legend_handles(),
-        fontsize=7,
+        fontsize=8,
         loc="upper center",
         bbox_to_anchor=(0.5, -0.16),
         ncol=4,
@@ -472,7 +489,7 @@ def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, 
         handles += ax3.get_legend_handles_labels()[0]
     if highlight is not None:
         ax.axvline(highlight, color="black", lw=1, alpha=0.6)
-    ax.legend(handles=handles, fontsize=7, loc="upper center")
+    ax.legend(handles=handles, fontsize=8, loc="upper center")
     ax.set_title(title or "The block-size trade-off", fontsize=10, loc="left")
     return ax
 
