@@ -26,6 +26,7 @@ from .simulator import paged_layout, simulate  # noqa: E402
 from .workloads import sharegpt_like  # noqa: E402
 
 A100_SLOTS = kv_slots(OPT_13B, A100_40GB_KV_BUDGET)
+FIGURES_DIR = Path(__file__).resolve().parents[1] / "figures"  # in a checkout of the course
 
 
 def _save(fig, path: Path) -> None:
@@ -114,7 +115,7 @@ def make_all(out: Path) -> list[Path]:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path("figures"))
+    ap.add_argument("--out", type=Path, default=FIGURES_DIR)
     for path in make_all(ap.parse_args(argv).out):
         print(path)
 
