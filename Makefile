@@ -14,7 +14,7 @@ LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Browser-test screenshots that the README shows.
 SCREENSHOTS := allocator_explorer copy_on_write
 
-.PHONY: setup lab test lint notebooks figures screenshots bench clean
+.PHONY: setup lab test lint notebooks ko figures screenshots bench clean
 
 $(STAMP): pyproject.toml
 	@echo ">> Setting up $(VENV) (first run only; later runs reuse it)."
@@ -46,7 +46,13 @@ test: lint
 
 # Re-execute every notebook top to bottom in a fresh kernel and store its outputs.
 notebooks: setup
-	$(BIN)/python -m paged.notebook_runner notebooks/*.ipynb
+	$(BIN)/python -m paged.notebook_runner notebooks/*.ipynb notebooks/ko/*.ipynb
+
+# The Korean edition: copy the English code cells into notebooks/ko/ (translations stay), then
+# re-execute it. `python -m paged.editions --check` lists translations an English edit made stale.
+ko: setup
+	$(BIN)/python -m paged.editions
+	$(BIN)/python -m paged.notebook_runner notebooks/ko/*.ipynb
 
 figures: setup
 	$(BIN)/python -m paged.figures

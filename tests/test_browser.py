@@ -39,7 +39,12 @@ except ImportError:  # the tests skip with an install hint
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-output" / "browser"
-CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# Both editions: the English chapters, then their Korean twins in notebooks/ko/.
+CHAPTERS = [
+    p.relative_to(ROOT / "notebooks").as_posix()
+    for folder in ("notebooks", "notebooks/ko")
+    for p in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+]
 STARTUP_S = 90  # JupyterLab's first start with a cold disk cache
 CHAPTER_S = 300  # run-all of the slowest chapter takes ~15 s here
 UI_MS = 30_000  # one click or drag to a redrawn widget
@@ -277,32 +282,32 @@ def _changes_drawing(page, widget, action, name: str) -> None:
     widget.screenshot(path=SHOTS / f"{name}_after.png")
 
 
-def _step_allocator(page, widget) -> None:
+def _step_allocator(page, widget, tag) -> None:
     """One click on "step" advances both runs by steps/click (20) from the chapter's 100."""
     counters = widget.locator(".widget-html", has_text="preemptions")
     assert "step 100 " in counters.inner_text()
     # Not get_by_role: the button's icon glyph is part of its accessible name.
     step = widget.locator("button", has_text=re.compile(r"^\s*step\s*$"))
-    _changes_drawing(page, widget, step.click, "allocator_explorer")
+    _changes_drawing(page, widget, step.click, f"{tag}allocator_explorer")
     assert "step 120 " in counters.inner_text()
 
 
-def _append_token(page, widget) -> None:
+def _append_token(page, widget, tag) -> None:
     append = widget.get_by_role("button", name="append 1 token")
-    _changes_drawing(page, widget, append.click, "block_table_explorer")
+    _changes_drawing(page, widget, append.click, f"{tag}block_table_explorer")
     assert "appended 1 token to 'A'" in widget.inner_text()
 
 
-def _copy_on_write(page, widget) -> None:
+def _copy_on_write(page, widget, tag) -> None:
     def write_into_fork():
         widget.locator("select").select_option("B")
         widget.get_by_role("button", name="append 1 token").click()
 
-    _changes_drawing(page, widget, write_into_fork, "copy_on_write")
+    _changes_drawing(page, widget, write_into_fork, f"{tag}copy_on_write")
     assert "copy-on-write" in widget.inner_text()
 
 
-def _drag_block_size(page, widget) -> None:
+def _drag_block_size(page, widget, tag) -> None:
     """Drag the slider's handle two stops to the left, as a mouse would (64 -> 16)."""
     readout = widget.locator(".widget-readout").first
     assert readout.inner_text() == "64"  # the value the chapter's cell set
@@ -318,17 +323,17 @@ def _drag_block_size(page, widget) -> None:
         page.mouse.move(x - 2 * track["width"] / stops, y, steps=8)
         page.mouse.up()
 
-    _changes_drawing(page, widget, drag, "block_size_explorer")
+    _changes_drawing(page, widget, drag, f"{tag}block_size_explorer")
     assert readout.inner_text() == "16"
     assert "block size 16:" in widget.inner_text()  # the sentence under the slider agrees
 
 
-def _preempt_and_swap(page, widget) -> None:
+def _preempt_and_swap(page, widget, tag) -> None:
     """One click on "step" runs 10 more steps from the chapter's 100, in swap mode."""
     counters = widget.locator(".widget-html", has_text="preemptions")
     assert "step 100 " in counters.inner_text() and "blocks swapped out" in counters.inner_text()
     step = widget.locator("button", has_text=re.compile(r"^\s*step\s*$"))
-    _changes_drawing(page, widget, step.click, "preemption_explorer")
+    _changes_drawing(page, widget, step.click, f"{tag}preemption_explorer")
     assert "step 110 " in counters.inner_text()
 
 
@@ -346,6 +351,7 @@ def test_every_chapter_has_its_interactions_listed():
     """A chapter with a widget must say here what the browser test does with it."""
     for chapter in CHAPTERS:
         source = (ROOT / "notebooks" / chapter).read_text()
+        chapter = Path(chapter).name  # both editions do the same
         has_widget = "application/vnd.jupyter.widget-view+json" in source
         assert has_widget == (chapter in INTERACTIONS), chapter
 
@@ -358,7 +364,8 @@ def test_chapter_runs_in_jupyterlab(chapter, lab, browser):
     page = context.new_page()
     page.set_default_timeout(UI_MS)
     problems = Problems(page, lab)
-    stem = chapter.removesuffix(".ipynb")
+    stem = chapter.removesuffix(".ipynb").replace("/", "_")
+    name, tag = Path(chapter).name, ("ko_" if chapter.startswith("ko/") else "")
     try:
         _open_and_run_all(page, lab, chapter)
         prompts = _wait_for_run_all(page, code_cells)
@@ -383,7 +390,7 @@ def test_chapter_runs_in_jupyterlab(chapter, lab, browser):
             for o in c.get("outputs", [])
         )
         widgets = _widget_outputs(page)
-        assert expected == len(INTERACTIONS.get(chapter, [])), "widgets without an interaction"
+        assert expected == len(INTERACTIONS.get(name, [])), "widgets without an interaction"
         expect(widgets).to_have_count(expected, timeout=UI_MS)  # views render asynchronously
         for i in range(expected):
             expect(widgets.nth(i).locator("img")).not_to_have_count(0, timeout=UI_MS)
@@ -402,8 +409,8 @@ def test_chapter_runs_in_jupyterlab(chapter, lab, browser):
         assert page.locator(".jp-Dialog").count() == 0, "a dialog is open"
 
         # 4. The widgets react to a learner.
-        for i, interact in enumerate(INTERACTIONS.get(chapter, [])):
-            interact(page, widgets.nth(i))
+        for i, interact in enumerate(INTERACTIONS.get(name, [])):
+            interact(page, widgets.nth(i), tag)
 
         assert not problems.items, problems.items
     finally:

@@ -35,7 +35,8 @@ def _third_party_imports(path: Path) -> set[str]:
 
 def test_dependencies_are_what_paged_imports():
     """Core = the library's imports (Colab has them all); a dev tool's imports live in extras."""
-    tools = {ROOT / "paged" / "notebook_runner.py"}  # make notebooks, never imported by a chapter
+    # Tools that make and sync notebooks (`make notebooks`, `make ko`), never imported by a chapter.
+    tools = {ROOT / "paged" / "notebook_runner.py", ROOT / "paged" / "editions.py"}
     library = set().union(*(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py")
                             if p not in tools))
     assert {_split(s)[0] for s in _project()["dependencies"]} == library

@@ -1,0 +1,78 @@
+"""The Korean edition follows the English one: same cells, same code, translations not stale."""
+
+import json
+import shutil
+
+import nbformat
+import pytest
+
+from paged import editions
+
+CHAPTERS = editions.chapters()
+MARKERS = (
+    "핵심 질문", "목표", "⚖️ 절충", "🔬 증거 읽기", "📌 핵심",
+    "🔎 이 장이 지지하지 않는 결론", "✍️ 확인 문제", "<details>", "연습 문제",
+)  # fmt: skip
+
+
+def test_every_chapter_has_a_korean_twin():
+    assert [editions.twin(p).name for p in CHAPTERS] == [
+        p.name for p in sorted(editions.KO_DIR.glob("[0-9][0-9]_*.ipynb"))
+    ]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_korean_chapter_is_in_step(path):
+    """Same cells and code; every markdown cell translates the English cell as it is now.
+
+    Fix a failure: `python -m paged.editions`, then revisit the named translations.
+    """
+    assert editions.stale(path) == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_korean_chapter_is_korean_with_the_guides_markers(path):
+    cells = nbformat.read(editions.twin(path), as_version=4).cells
+    markdown = [c.source for c in cells if c.cell_type == "markdown"]
+    assert sum(map(editions.is_korean, markdown)) >= 0.8 * len(markdown)
+    text = "\n".join(markdown)
+    wanted = MARKERS if path.name[:2] != "00" else ("✍️ 확인 문제", "<details>")
+    assert [m for m in wanted if m not in text] == []
+
+
+def test_an_english_edit_alone_makes_its_translation_stale(tmp_path, monkeypatch):
+    en_dir, ko_dir = tmp_path / "notebooks", tmp_path / "notebooks" / "ko"
+    ko_dir.mkdir(parents=True)
+    path = CHAPTERS[3]
+    shutil.copy(path, en_dir / path.name)
+    shutil.copy(editions.twin(path), ko_dir / path.name)
+    monkeypatch.setattr(editions, "KO_DIR", ko_dir)
+    assert editions.stale(en_dir / path.name) == []
+    nb = json.loads((en_dir / path.name).read_text())
+    cell = next(c for c in nb["cells"][2:] if c["cell_type"] == "markdown")
+    cell["source"] = "".join(cell["source"]) + "\nOne more English sentence."
+    (en_dir / path.name).write_text(json.dumps(nb))
+    assert editions.stale(en_dir / path.name) == [
+        f"{path.name}: markdown cell {cell['id']} translates an older English text"
+    ]
+    nb["cells"][-1]["source"] = "print('changed code')"  # and code edited in one edition only
+    (en_dir / path.name).write_text(json.dumps(nb))
+    assert any("code cell" in p for p in editions.stale(en_dir / path.name))
+
+
+def test_sync_copies_code_and_keeps_translations(tmp_path, monkeypatch):
+    en_dir, ko_dir = tmp_path / "notebooks", tmp_path / "notebooks" / "ko"
+    ko_dir.mkdir(parents=True)
+    path = CHAPTERS[1]
+    shutil.copy(path, en_dir / path.name)
+    shutil.copy(editions.twin(path), ko_dir / path.name)
+    monkeypatch.setattr(editions, "KO_DIR", ko_dir)
+    assert editions.sync(en_dir / path.name) == []  # in step: nothing to do
+    nb = json.loads((en_dir / path.name).read_text())
+    code = next(c for c in nb["cells"][2:] if c["cell_type"] == "code")
+    code["source"] = "x = 1"
+    (en_dir / path.name).write_text(json.dumps(nb))
+    assert editions.sync(en_dir / path.name) == [f"{path.name}: code cell {code['id']} copied"]
+    ko = nbformat.read(ko_dir / path.name, as_version=4)
+    assert next(c for c in ko.cells if c.id == code["id"]).source == "x = 1"
+    assert editions.stale(en_dir / path.name) == []  # Korean text untouched, still in step
