@@ -22,6 +22,7 @@ from . import viz  # noqa: E402
 from .experiments import block_size_sweep, compare_policies  # noqa: E402
 from .kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
 from .paging import PagedAllocator  # noqa: E402
+from .preemption_cost import CostModel  # noqa: E402
 from .simulator import paged_layout, simulate  # noqa: E402
 from .workloads import sharegpt_like  # noqa: E402
 
@@ -110,6 +111,13 @@ def make_all(out: Path) -> list[Path]:
         title="Block-size trade-off (SIMULATED, 300 ShareGPT-like)",
     )
     save(fig, "block_size_tradeoff.png")
+
+    # When blocks run out: swap vs recompute per preempted token, the shape of Fig. 19(a).
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    viz.draw_preemption_costs(
+        CostModel(), ax=ax, title="SIMULATED cost model: recovering one preempted token"
+    )
+    save(fig, "preemption_costs.png")
     return made
 
 
