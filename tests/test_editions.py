@@ -40,13 +40,19 @@ def test_korean_chapter_is_korean_with_the_guides_markers(path):
     assert [m for m in wanted if m not in text] == []
 
 
-def test_an_english_edit_alone_makes_its_translation_stale(tmp_path, monkeypatch):
+def scratch_editions(tmp_path, monkeypatch, path):
+    """Copies of one chapter's two editions, with paged.editions pointed at them."""
     en_dir, ko_dir = tmp_path / "notebooks", tmp_path / "notebooks" / "ko"
     ko_dir.mkdir(parents=True)
-    path = CHAPTERS[3]
     shutil.copy(path, en_dir / path.name)
     shutil.copy(editions.twin(path), ko_dir / path.name)
     monkeypatch.setattr(editions, "KO_DIR", ko_dir)
+    return en_dir, ko_dir
+
+
+def test_an_english_edit_alone_makes_its_translation_stale(tmp_path, monkeypatch):
+    path = CHAPTERS[3]
+    en_dir, _ = scratch_editions(tmp_path, monkeypatch, path)
     assert editions.stale(en_dir / path.name) == []
     nb = json.loads((en_dir / path.name).read_text())
     cell = next(c for c in nb["cells"][2:] if c["cell_type"] == "markdown")
@@ -61,12 +67,8 @@ def test_an_english_edit_alone_makes_its_translation_stale(tmp_path, monkeypatch
 
 
 def test_sync_copies_code_and_keeps_translations(tmp_path, monkeypatch):
-    en_dir, ko_dir = tmp_path / "notebooks", tmp_path / "notebooks" / "ko"
-    ko_dir.mkdir(parents=True)
     path = CHAPTERS[1]
-    shutil.copy(path, en_dir / path.name)
-    shutil.copy(editions.twin(path), ko_dir / path.name)
-    monkeypatch.setattr(editions, "KO_DIR", ko_dir)
+    en_dir, ko_dir = scratch_editions(tmp_path, monkeypatch, path)
     assert editions.sync(en_dir / path.name) == []  # in step: nothing to do
     nb = json.loads((en_dir / path.name).read_text())
     code = next(c for c in nb["cells"][2:] if c["cell_type"] == "code")
