@@ -44,15 +44,34 @@ def render_png(fig: Figure, dpi: int = PNG_DPI) -> bytes:
 class Canvas:
     """A figure and its axes kept for a widget's lifetime: a redraw replaces only what is drawn.
 
-    Building a figure, its axes and their ticks is most of a redraw's cost; reusing them and
-    removing just the drawn artists keeps a step under 100 ms.
+    Building a figure, its axes and their ticks is most of a redraw's cost. So the axes are
+    reused, and what does not change (frames, ticks, axis labels) is rendered once into a
+    background; each redraw pastes it and draws only the artists it added (blitting). Call
+    `invalidate()` after changing anything the background shows (limits, ticks, figure size).
     """
 
     def __init__(self, figsize, nrows=1, ncols=1, adjust=None, **subplot_kw):
-        self.fig = Figure(figsize=figsize)
+        self.fig = Figure(figsize=figsize, dpi=PNG_DPI)
+        self._agg = FigureCanvasAgg(self.fig)
         axes = self.fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
         self.axes = [ax for row in axes for ax in row]
         self.fig.subplots_adjust(**(adjust or {}))
+        self._background = None
+
+    def invalidate(self) -> None:
+        """Render the background again at the next redraw."""
+        self._background = None
+
+    def set_size_inches(self, width: float, height: float) -> None:
+        if tuple(self.fig.get_size_inches()) != (width, height):
+            self.fig.set_size_inches(width, height)
+            self.invalidate()
+
+    @staticmethod
+    def _drawn(ax) -> list:
+        """What a drawing added to `ax`, titles included (they change every redraw)."""
+        titles = [ax.title, ax._left_title]  # matplotlib keeps the left title as its own Text
+        return [*ax.collections, *ax.patches, *ax.texts, *ax.images, *ax.lines, *titles]
 
     def fresh(self) -> list:
         """The axes, emptied of everything drawn on them (ticks and frames stay)."""
@@ -66,7 +85,22 @@ class Canvas:
         return self.axes
 
     def png(self) -> bytes:
-        return render_png(self.fig)
+        if self._background is None:  # render everything but the drawn artists, once
+            drawn = [a for ax in self.axes for a in self._drawn(ax)]
+            for artist in drawn:
+                artist.set_visible(False)
+            self._agg.draw()
+            self._background = self._agg.copy_from_bbox(self.fig.bbox)
+            for artist in drawn:
+                artist.set_visible(True)
+        self._agg.restore_region(self._background)
+        for ax in self.axes:
+            for artist in self._drawn(ax):
+                ax.draw_artist(artist)
+        buf = io.BytesIO()
+        image = PIL.Image.fromarray(np.asarray(self._agg.buffer_rgba()))
+        image.save(buf, format="png", compress_level=1)
+        return buf.getvalue()
 
 
 def legend_html() -> str:
@@ -152,6 +186,7 @@ class AllocatorExplorer(W.VBox):
 
     def reset(self) -> None:
         """Start both runs again from step 0 with the current settings."""
+        self._canvas.invalidate()  # new limits, ticks and pool shape
         reqs = sharegpt_like(self.num_requests, seed=self.seed.value)
         common = dict(kv_slots=self.kv_slots.value, record_layout=False, seed=self.seed.value)
         self.contiguous = Simulator(
@@ -286,7 +321,7 @@ class BlockTableExplorer(W.VBox):
         text = f"<span style='color:#D55E00'><b>{error}</b></span>" if error else message
         self.message.value = f"<p>{text}<br><small>{status}</small></p>"
         (ax,) = self._canvas.fresh()
-        self._canvas.fig.set_size_inches(9, 1.2 + 0.8 * max(3, len(ids)))
+        self._canvas.set_size_inches(9, 1.2 + 0.8 * max(3, len(ids)))
         viz.draw_block_table(paged_layout(a), ax=ax, columns=8)
         self.image.value = self._canvas.png()
 
@@ -371,6 +406,7 @@ class PreemptionExplorer(W.VBox):
 
     def reset(self) -> None:
         """Start again from step 0 with the current settings."""
+        self._canvas.invalidate()  # a new pool shape
         self.sim = Simulator(
             self.requests, "paged", kv_slots=self.kv_slots.value,
             block_size=self.block_size.value, preemption=self.preemption.value,
