@@ -10,6 +10,7 @@ Debian/Ubuntu's `fonts-nanum` with apt only when no such font is present.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -74,6 +75,29 @@ def _apt_install(package: str) -> bool:
     return subprocess.run(install, capture_output=True, env=env).returncode == 0
 
 
+class _QuietWeightFallback(logging.Filter):
+    """Drop matplotlib's note that a fallback font lacks an exact weight (Nanum's bold is 600).
+
+    Latin text keeps its own bold; only Hangul glyphs would come out a little lighter. Without
+    this, some matplotlib versions print the note into notebook outputs, others do not.
+    """
+
+    def __init__(self, family: str):
+        super().__init__()
+        self.family = family
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("findfont: Failed to find font weight")
+                    and self.family in message)  # fmt: skip
+
+
+def _quiet(family: str) -> None:
+    log = logging.getLogger("matplotlib.font_manager")
+    if not any(isinstance(f, _QuietWeightFallback) and f.family == family for f in log.filters):
+        log.addFilter(_QuietWeightFallback(family))
+
+
 def use_cjk_font(install: bool = False) -> str | None:
     """Make matplotlib draw Hangul with an installed CJK font; return its family name, or None.
 
@@ -84,6 +108,7 @@ def use_cjk_font(install: bool = False) -> str | None:
     families = list(matplotlib.rcParams["font.family"])
     for font in manager.ttflist:  # already set up by an earlier call
         if font.name in families and _rank(font.fname) is not None and has_hangul(font.fname):
+            _quiet(font.name)
             return font.name
     path = find_cjk_font()
     if path is None and install and _apt_install(APT_PACKAGE):
@@ -96,4 +121,5 @@ def use_cjk_font(install: bool = False) -> str | None:
     name = font_manager.FontProperties(fname=path).get_name()
     if name not in families:
         matplotlib.rcParams["font.family"] = [*families, name]  # a fallback, after the default
+    _quiet(name)
     return name

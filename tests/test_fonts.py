@@ -1,5 +1,6 @@
 """Hangul in a figure finds a font (CI installs fonts-nanum and sets PAGED_REQUIRE_CJK_FONT=1)."""
 
+import logging
 import os
 import warnings
 
@@ -77,3 +78,16 @@ def test_installs_only_when_no_font_is_found(rc, monkeypatch):
     calls.clear()
     fonts.use_cjk_font(install=True)
     assert calls == []
+
+
+def test_bold_labels_do_not_log_a_weight_fallback(rc, caplog):
+    """Nanum's bold is weight 600: matplotlib's note about it must not reach notebook outputs."""
+    name = fonts.use_cjk_font()
+    if name is None:
+        pytest.skip("no font with Hangul here")
+    fig, ax = plt.subplots()
+    ax.text(0, 0, "R1 논리 블록", fontweight="bold")
+    with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
+        fig.canvas.draw()
+    plt.close(fig)
+    assert not [r for r in caplog.records if "Failed to find font weight" in r.getMessage()]
