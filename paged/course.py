@@ -29,7 +29,7 @@ RUNTIME_MODULES = ("torch", "triton", "numpy", "matplotlib", "ipywidgets")
 SETUP_MARKER = "# Setup: in Google Colab"
 
 _OWNER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
-_BADGE = re.compile(
+BADGE = re.compile(
     r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]"
     r"\(https://colab\.research\.google\.com/github/[^)\s]*\)"
 )
@@ -104,7 +104,7 @@ def sync_notebook(path: Path, root: Path, repo: str = REPO) -> list[str]:
                          "source": _lines(badge)})
         changed.append("added a badge cell")
     elif badge not in head:
-        new = _BADGE.sub(lambda _: badge, head) if _BADGE.search(head) else None
+        new = BADGE.sub(lambda _: badge, head) if BADGE.search(head) else None
         if new is None:  # no badge yet: put it under the title line
             title, _, rest = head.partition("\n")
             new = f"{title}\n\n{badge}" + (f"\n{rest}" if rest.strip() else "")

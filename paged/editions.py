@@ -24,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 
+from .course import BADGE
+
 ROOT = Path(__file__).resolve().parents[1]
 EN_DIR = ROOT / "notebooks"
 KO_DIR = EN_DIR / "ko"
@@ -31,8 +33,12 @@ HANGUL = range(0xAC00, 0xD7A4)
 
 
 def en_sha(source: str) -> str:
-    """A short hash of an English markdown cell, recorded by the cell that translates it."""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
+    """A short hash of an English markdown cell, recorded by the cell that translates it.
+
+    The Colab badge is left out: `python -m paged.course --repo` rewrites it in both editions,
+    and re-pointing the course must not make a translation stale.
+    """
+    return hashlib.sha256(BADGE.sub("", source).encode()).hexdigest()[:16]
 
 
 def is_korean(text: str, share: float = 0.3) -> bool:

@@ -78,3 +78,15 @@ def test_sync_copies_code_and_keeps_translations(tmp_path, monkeypatch):
     ko = nbformat.read(ko_dir / path.name, as_version=4)
     assert next(c for c in ko.cells if c.id == code["id"]).source == "x = 1"
     assert editions.stale(en_dir / path.name) == []  # Korean text untouched, still in step
+
+
+def test_repointing_the_course_leaves_translations_in_step(tmp_path, monkeypatch):
+    """`python -m paged.course --repo` rewrites both editions' badges; no translation goes stale."""
+    from paged import course
+
+    path = CHAPTERS[2]
+    en_dir, ko_dir = scratch_editions(tmp_path, monkeypatch, path)
+    for notebook in (en_dir / path.name, ko_dir / path.name):
+        assert "badge" in course.sync_notebook(notebook, tmp_path, repo="octo/my-course")
+    assert "octo/my-course" in (ko_dir / path.name).read_text()
+    assert editions.stale(en_dir / path.name) == []
