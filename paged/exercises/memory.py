@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+from ..experiments import blocks_held_by_samples
 from ..kv import PRESETS
 from ..paging import PagedAllocator
+from ..workloads import Request
 from .core import run_cases
 
 
@@ -111,16 +113,9 @@ def check_blocks_after_fork(fn) -> bool:
     sample writes its first token (copy-on-write where it shares a partly filled block).
     """
 
-    def truth(prompt_len, num_samples, block_size):
-        a = PagedAllocator(num_blocks=(num_samples + 1) * (prompt_len // block_size + 2),
-                           block_size=block_size)  # fmt: skip
-        a.allocate("prompt", prompt_len)
-        for i in range(num_samples):
-            a.fork("prompt", i)
-        a.free("prompt")
-        for i in range(num_samples):
-            a.append(i, 1)
-        return a.num_used_blocks
+    def truth(prompt_len, num_samples, block_size):  # the allocator itself, one token each
+        request = Request(0, prompt_len=prompt_len, output_len=1)
+        return blocks_held_by_samples([request], num_samples, block_size=block_size)
 
     cases = [(10, 3, 4), (8, 3, 4), (1, 4, 16), (33, 2, 16), (32, 5, 16), (7, 1, 8)]
     mistakes = [
