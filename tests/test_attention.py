@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from paged.attention import backend, gather_kv, paged_attention, paged_attention_ref
+from paged.attention import backend, gather_kv, paged_attention, paged_attention_ref, steps
 from paged.attention.launch import (
     MAX_SEGMENTS,
     choose_num_segments,
@@ -29,33 +29,11 @@ DEVICE = "cuda" if backend() == "cuda" else "cpu"
 pytestmark = pytest.mark.skipif(backend() == "unavailable", reason="Triton is not installed")
 
 
-def make_case(
-    lens,
-    block_size,
-    num_q_heads,
-    num_kv_heads,
-    head_dim,
-    dtype,
-    seed=0,
-    device=DEVICE,
-    spare_blocks=3,
-    table_width=None,
-):
-    """Random q and caches, and a shuffled block table padded with -1 past each sequence."""
-    g = torch.Generator().manual_seed(seed)
-    blocks_per_seq = [-(-n // block_size) for n in lens]
-    num_blocks = sum(blocks_per_seq) + spare_blocks
-    shape = (num_blocks, block_size, num_kv_heads, head_dim)
-    k_cache = torch.randn(shape, generator=g).to(dtype)
-    v_cache = torch.randn(shape, generator=g).to(dtype)
-    q = torch.randn(len(lens), num_q_heads, head_dim, generator=g).to(dtype)
-    ids = torch.randperm(num_blocks, generator=g).tolist()
-    width = table_width or max(blocks_per_seq) + 1
-    table = torch.full((len(lens), width), -1, dtype=torch.int32)
-    for i, nb in enumerate(blocks_per_seq):
-        table[i, :nb] = torch.tensor([ids.pop() for _ in range(nb)], dtype=torch.int32)
-    seq_lens = torch.tensor(lens, dtype=torch.int32)
-    return [t.to(device) for t in (q, k_cache, v_cache, table, seq_lens)]
+def make_case(lens, block_size, num_q_heads, num_kv_heads, head_dim, dtype, **options):
+    """The chapter's case builder (shuffled table, -1 padding), with dtype sixth as here."""
+    return steps.make_case(
+        lens, block_size, num_q_heads, num_kv_heads, head_dim, dtype=dtype, **options
+    )
 
 
 def assert_close(out, ref, dtype):

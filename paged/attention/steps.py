@@ -36,9 +36,12 @@ def default_device() -> str:
 
 def make_case(
     lens, block_size, num_q_heads=4, num_kv_heads=2, head_dim=HEAD_DIM, *,
-    seed=0, spare_blocks=3, q_scale=1.0, dtype=torch.float32, device=None,
+    seed=0, spare_blocks=3, q_scale=1.0, dtype=torch.float32, device=None, table_width=None,
 ):  # fmt: skip
-    """(q, k_cache, v_cache, block_table, seq_lens): shuffled physical blocks, -1 padding."""
+    """(q, k_cache, v_cache, block_table, seq_lens): shuffled physical blocks, -1 padding.
+
+    `table_width` widens the block table (default: one column more than the longest needs).
+    """
     g = torch.Generator().manual_seed(seed)
     blocks_per_seq = [-(-n // block_size) for n in lens]
     num_blocks = sum(blocks_per_seq) + spare_blocks
@@ -47,7 +50,8 @@ def make_case(
     v_cache = torch.randn(shape, generator=g)
     q = torch.randn(len(lens), num_q_heads, head_dim, generator=g) * q_scale
     ids = torch.randperm(num_blocks, generator=g).tolist()
-    table = torch.full((len(lens), max(blocks_per_seq) + 1), -1, dtype=torch.int32)  # -1: unused
+    width = table_width or max(blocks_per_seq) + 1
+    table = torch.full((len(lens), width), -1, dtype=torch.int32)  # -1: unused
     for i, n in enumerate(blocks_per_seq):
         table[i, :n] = torch.tensor([ids.pop() for _ in range(n)], dtype=torch.int32)
     seq_lens = torch.tensor(lens, dtype=torch.int32)
