@@ -7,7 +7,9 @@ from .contiguous import ContiguousAllocator, Extent, next_pow2
 from .errors import AllocationError, NoContiguousSpace, OutOfBlocks, UnknownSequence
 from .kv import LLAMA_3_8B, OPT_13B, PRESETS, TINY, ModelSpec, bytes_per_token, kv_slots
 from .paging import PagedAllocator, num_blocks_for
-from .simulator import CATEGORIES, SimResult, Simulator, StepRecord, simulate
+from .scheduler import Backend, Scheduler
+from .simulator import SimResult, Simulator, simulate
+from .trace import CATEGORIES, StepRecord, Usage
 from .workloads import Request, alpaca_like, sharegpt_like
 
 _LAZY = ("paged_attention", "paged_attention_ref")  # torch and triton load only when asked
@@ -23,6 +25,7 @@ def __getattr__(name):
 
 __all__ = [
     "AllocationError",
+    "Backend",
     "CATEGORIES",
     "ContiguousAllocator",
     "Extent",
@@ -34,11 +37,13 @@ __all__ = [
     "PRESETS",
     "PagedAllocator",
     "Request",
+    "Scheduler",
     "SimResult",
     "Simulator",
     "StepRecord",
     "TINY",
     "UnknownSequence",
+    "Usage",
     "alpaca_like",
     "bytes_per_token",
     "kv_slots",

@@ -25,11 +25,13 @@ def compare_policies(
     placement: str = "first_fit",
     policies: tuple[str, ...] = SIM_POLICIES,
 ) -> dict[str, SimResult]:
-    """The same requests served under each policy."""
+    """The same requests served under each policy (`block_size` is paging's, `placement` the
+    contiguous arena's)."""
     return {
-        p: simulate(requests, p, kv_slots=kv_slots, block_size=block_size, placement=placement)
+        p: simulate(requests, p, kv_slots=kv_slots,
+                    **(dict(block_size=block_size) if p == "paged" else dict(placement=placement)))
         for p in policies
-    }
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,11 @@ def main(argv=None) -> None:
     print(head)
     for policy in SIM_POLICIES:
         t0 = time.perf_counter()
-        r = simulate(
-            reqs,
-            policy,
-            kv_slots=slots,
-            placement=args.placement,
-            seed=args.seed,
-            admission=args.admission,
-        )
+        if policy == "paged":
+            options = dict(seed=args.seed, admission=args.admission)
+        else:
+            options = dict(placement=args.placement)
+        r = simulate(reqs, policy, kv_slots=slots, **options)
         secs = time.perf_counter() - t0
         sim = " ".join(f"{100 * r.breakdown[c]:12.1f}" for c in CATEGORIES)
         print(

@@ -181,11 +181,13 @@ class AllocatorExplorer(W.VBox):
         """Start both runs again from step 0 with the current settings."""
         self._canvas.invalidate()  # new limits, ticks and pool shape
         reqs = sharegpt_like(self.num_requests, seed=self.seed.value)
-        common = dict(kv_slots=self.kv_slots.value, record_layout=False, seed=self.seed.value)
+        common = dict(kv_slots=self.kv_slots.value, record_layout=False)
         self.contiguous = Simulator(
             reqs, self.policy.value, placement=self.placement.value, **common
         )
-        self.paged = Simulator(reqs, "paged", block_size=self.block_size.value, **common)
+        self.paged = Simulator(
+            reqs, "paged", block_size=self.block_size.value, seed=self.seed.value, **common
+        )
         self.num_refusals = {"contiguous": 0, "no_hole": 0, "paged": 0}
         self.num_preemptions = 0
         self.last_refusal = ""

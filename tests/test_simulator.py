@@ -4,6 +4,7 @@ from hypothesis import strategies as st
 
 import paged
 from paged import Request
+from paged.experiments import compare_policies
 from paged.facts import FIG2_BREAKDOWN
 from paged.kv import A100_40GB_KV_BUDGET
 from paged.simulator import SIM_POLICIES
@@ -69,7 +70,7 @@ def test_fig2_hold_out_seed_buddy_opt13b():
     """A seed no notebook uses: each Orca policy within 15 points of Fig. 2 (sum over 4 bars)."""
     slots = paged.kv_slots(paged.OPT_13B, A100_40GB_KV_BUDGET)
     reqs = paged.sharegpt_like(600, seed=3)
-    res = {p: paged.simulate(reqs, p, kv_slots=slots, placement="buddy") for p in SIM_POLICIES}
+    res = compare_policies(reqs, kv_slots=slots, placement="buddy", policies=SIM_POLICIES)
     for policy in ("max", "pow2", "oracle"):
         paper = FIG2_BREAKDOWN[policy]
         sim = res[policy].breakdown
@@ -121,8 +122,9 @@ def test_refusal_names_fragmentation_when_total_free_would_fit():
 def test_deterministic_and_breakdown_sums_to_one():
     reqs = paged.sharegpt_like(60, seed=5)
     for policy in ("max", "pow2", "oracle", "paged"):
-        a = paged.simulate(reqs, policy, kv_slots=4000, placement="buddy")
-        b = paged.simulate(reqs, policy, kv_slots=4000, placement="buddy")
+        options = {} if policy == "paged" else dict(placement="buddy")
+        a = paged.simulate(reqs, policy, kv_slots=4000, **options)
+        b = paged.simulate(reqs, policy, kv_slots=4000, **options)
         assert a == b
         assert sum(a.breakdown.values()) == pytest.approx(1.0)
         assert all(sum(s.usage) == 4000 for s in a.trace)

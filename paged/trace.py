@@ -1,0 +1,66 @@
+"""What a serving run leaves behind: per-step records and memory maps, for drawings to replay.
+
+The scheduler (`paged.scheduler`) returns these; the drawing package only reads them (data flows
+one way). Memory is counted in the four categories of the paper's Fig. 2 (§3.1): token states,
+reservation, internal fragmentation, external fragmentation & others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .contiguous import Extent
+
+CATEGORIES = ("token_states", "reservation", "internal_fragmentation", "external_fragmentation")
+
+
+class Usage(NamedTuple):
+    """Slots per category at one moment; a tuple in CATEGORIES order, with named fields."""
+
+    token_states: int
+    reservation: int
+    internal_fragmentation: int
+    external_fragmentation: int
+
+
+@dataclass(frozen=True)
+class PagedLayout:
+    """The block pool at one moment: each sequence's block table and token count."""
+
+    num_blocks: int
+    block_size: int
+    tables: tuple[tuple[object, tuple[int, ...], int], ...]  # (req_id, block_table, num_tokens)
+
+
+@dataclass(frozen=True)
+class ContiguousLayout:
+    """The arena at one moment: every live extent in address order."""
+
+    capacity_tokens: int
+    extents: tuple[Extent, ...]
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What happened in one decode step, and the memory picture at its end."""
+
+    step: int
+    usage: Usage
+    num_running: int
+    num_waiting: int  # arrived but not admitted (swapped-out requests not included)
+    admitted: tuple = ()
+    refused: tuple = ()  # ((req_id, reason),): the FCFS head that was not admitted
+    preempted: tuple = ()
+    finished: tuple = ()
+    layout: PagedLayout | ContiguousLayout | None = None
+    rounded_up: int = 0  # slots of external_fragmentation taken by the buddy round-up
+    swapped_in: tuple = ()  # requests copied back from the CPU pool
+    num_swapped: int = 0  # requests waiting in the CPU pool at the end of the step
+
+
+def paged_layout(allocator) -> PagedLayout:
+    """The drawing input for a `PagedAllocator`'s current state."""
+    a = allocator
+    tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
+    return PagedLayout(a.num_blocks, a.block_size, tables)

@@ -1,0 +1,139 @@
+"""The one scheduler: the simulator's numbers pinned, the back-end hooks, options that apply."""
+
+import hashlib
+
+import pytest
+
+import paged
+from paged.scheduler import Backend, Scheduler
+from paged.workloads import Request
+
+# Pinned before the loop moved from the simulator into paged.scheduler (commit 02fab9d):
+# (policy, options) -> steps, preemptions, peak batch, swapped blocks, recomputed tokens,
+# breakdown (4 decimals) and a digest of the whole step trace.
+PINNED = [
+    ("max", dict(placement="buddy"), 48380, 0, 2, 0, 0,
+     (0.1373, 0.0864, 0.4590, 0.3173), "20cb8e8116b2db63"),
+    ("pow2", dict(placement="buddy"), 27503, 0, 8, 0, 0,
+     (0.2436, 0.1534, 0.1274, 0.4756), "7e583839b5383f2a"),
+    ("oracle", dict(placement="first_fit"), 13527, 0, 13, 0, 0,
+     (0.5000, 0.3176, 0.0, 0.1823), "254c76fd339ce724"),
+    ("paged", dict(block_size=16), 7334, 434, 48, 0, 84904,
+     (0.9570, 0.0173, 0.0002, 0.0254), "ea942dddff4d5f32"),
+    ("paged", dict(block_size=16, preemption="swap"), 7334, 434, 48, 5504, 0,
+     (0.9570, 0.0173, 0.0002, 0.0254), "56fa083ae64b61a2"),
+    ("paged", dict(block_size=8, admission="hold", watermark=0.0), 9917, 340, 50, 0, 70070,
+     (0.6739, 0.0057, 0.0, 0.3204), "5022b2f7510643b1"),
+]  # fmt: skip
+
+
+def trace_digest(result) -> str:
+    h = hashlib.sha256()
+    for s in result.trace:
+        fields = (s.step, tuple(s.usage), s.num_running, s.num_waiting, s.admitted, s.refused,
+                  s.preempted, s.finished, s.rounded_up, s.swapped_in, s.num_swapped)  # fmt: skip
+        h.update(repr(fields).encode())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return paged.sharegpt_like(300, seed=5)
+
+
+@pytest.mark.parametrize("pin", PINNED, ids=lambda p: f"{p[0]}-{len(p[1])}-{p[-1][:4]}")
+def test_simulator_numbers_are_pinned(workload, pin):
+    policy, options, *want = pin
+    r = paged.simulate(workload, policy, kv_slots=6000, **options)
+    steps, preemptions, peak, swapped, recomputed, breakdown, digest = want
+    got = (r.num_steps, r.num_preemptions, r.max_batch_size, r.swapped_blocks,
+           r.recomputed_tokens)  # fmt: skip
+    assert got == (steps, preemptions, peak, swapped, recomputed)
+    assert tuple(round(v, 4) for v in r.breakdown.values()) == pytest.approx(breakdown, abs=1e-4)
+    assert trace_digest(r) == digest
+
+
+class Recorder(Backend):
+    """A back-end that finishes a request at a token budget of its own and logs every call."""
+
+    name = "recorder"
+
+    def __init__(self, stop_after):
+        self.stop_after, self.calls = stop_after, []
+
+    def prefill(self, scheduler, admitted):
+        for r in admitted:
+            assert len(scheduler.slot_mapping(r.req_id)) == r.prompt_len + scheduler.generated[
+                r.req_id
+            ]
+        self.calls.append(("prefill", tuple(r.req_id for r in admitted)))
+
+    def decode(self, scheduler, batch):
+        for r in batch:  # the newest slot is the token this step computes
+            slots = scheduler.slot_mapping(r.req_id)
+            assert len(slots) == len(set(slots)) == r.prompt_len + scheduler.generated[r.req_id]
+        self.calls.append(("decode", tuple(r.req_id for r in batch)))
+
+    def is_finished(self, scheduler, request):
+        return scheduler.generated[request.req_id] >= self.stop_after[request.req_id]
+
+    def preempted(self, scheduler, request):
+        self.calls.append(("preempted", request.req_id))
+
+
+@pytest.mark.parametrize("policy", ["paged", "oracle"])
+def test_a_backend_decides_when_requests_finish(policy):
+    reqs = [Request(i, 5 + i, 20) for i in range(4)]
+    stop = {0: 3, 1: 0, 2: 20, 3: 7}  # request 1 ends right after its prefill (an EOS)
+    backend = Recorder(stop)
+    s = Scheduler(reqs, policy, kv_slots=400, backend=backend)
+    trace = s.run()
+    assert trace[0].admitted == (0, 1, 2, 3) and trace[0].finished == (1,)
+    assert backend.calls[0] == ("prefill", (0, 1, 2, 3))
+    assert backend.calls[1] == ("decode", (0, 2, 3))  # request 1 never decodes
+    assert {r: s.generated[r] for r in stop} == stop
+    assert len(trace) == 1 + 20  # the admission step, then 20 decode steps
+
+
+def test_preemption_calls_the_backend_and_recompute_reprefills():
+    reqs = [Request(i, 4, 12) for i in range(3)]
+    backend = Recorder({i: 12 for i in range(3)})
+    s = Scheduler(reqs, "paged", kv_slots=32, block_size=4, watermark=0.0, backend=backend)
+    s.run()
+    assert ("preempted", 2) in backend.calls
+    after = backend.calls[backend.calls.index(("preempted", 2)) :]
+    assert any(c[0] == "prefill" and 2 in c[1] for c in after)  # it came back by recomputation
+    assert s.num_recomputed_tokens > 0 and all(s.generated[i] == 12 for i in range(3))
+
+
+def test_max_num_seqs_caps_the_batch():
+    reqs = [Request(i, 2, 3) for i in range(5)]
+    s = Scheduler(reqs, "paged", kv_slots=400, max_num_seqs=2)
+    trace = s.run()
+    assert max(t.num_running for t in trace) == 2
+    assert ("max_num_seqs" in {why for t in trace for _, why in t.refused})
+
+
+@pytest.mark.parametrize(
+    "policy, options, named",
+    [
+        ("max", dict(block_size=16), "block_size=16"),
+        ("pow2", dict(preemption="swap"), "preemption='swap'"),
+        ("oracle", dict(watermark=0.1), "watermark=0.1"),
+        ("max", dict(seed=3), "seed=3"),
+        ("oracle", dict(admission="hold"), "admission='hold'"),
+        ("paged", dict(placement="buddy"), "placement='buddy'"),
+        ("paged", dict(cpu_blocks=8), "cpu_blocks=8"),
+        ("paged", dict(max_num_seqs=0), "max_num_seqs"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused(policy, options, named):
+    with pytest.raises(ValueError, match=named.replace("(", r"\(")):
+        paged.simulate([Request(0, 1, 1)], policy, kv_slots=4096, **options)
+
+
+def test_usage_has_named_fields():
+    r = paged.simulate([Request(0, 5, 3)], "paged", kv_slots=64, block_size=4)
+    u = r.trace[0].usage
+    assert u.token_states == u[0] == 5 and u.reservation == 3  # the prompt, then 3 to come
+    assert sum(u) == 64
