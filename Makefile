@@ -46,16 +46,16 @@ test: lint
 
 # Re-execute every notebook top to bottom in a fresh kernel and store its outputs.
 notebooks: setup
-	$(BIN)/python -m paged.notebook_runner notebooks/*.ipynb notebooks/ko/*.ipynb
+	$(BIN)/python -m paged.course.runner notebooks/*.ipynb notebooks/ko/*.ipynb
 
 # The Korean edition: copy the English code cells into notebooks/ko/ (translations stay), then
-# re-execute it. `python -m paged.editions --check` lists translations an English edit made stale.
+# re-execute it. `python -m paged.course.editions --check` lists translations an English edit made stale.
 ko: setup
-	$(BIN)/python -m paged.editions
-	$(BIN)/python -m paged.notebook_runner notebooks/ko/*.ipynb
+	$(BIN)/python -m paged.course.editions
+	$(BIN)/python -m paged.course.runner notebooks/ko/*.ipynb
 
 figures: setup
-	$(BIN)/python -m paged.figures
+	$(BIN)/python -m paged.viz.figures
 
 # Run the browser test and keep the README's widget screenshots (needs Chromium).
 screenshots: setup
@@ -63,7 +63,7 @@ screenshots: setup
 	for name in $(SCREENSHOTS); do cp test-output/browser/$${name}_after.png figures/lab_$$name.png; done
 
 bench: setup
-	$(BIN)/python -m paged.sim_bench
+	$(BIN)/python -m paged.course.sim_bench
 
 # On a CUDA machine, in one go (<= 7 min): GPU tests, registers/spills, benchmark sweep (MEASURED).
 .PHONY: gpu-check
@@ -74,7 +74,7 @@ gpu-check: setup
 .PHONY: colab-links colab-venv test-colab
 colab-links:
 	@test -n "$(REPO)" || { echo "usage: make colab-links REPO=OWNER/NAME"; exit 2; }
-	$(PYTHON) paged/course.py --repo "$(REPO)"
+	$(PYTHON) paged/course/colab.py --repo "$(REPO)"
 
 # A second environment pinned like Google Colab, for CI's compatibility leg: Colab's ipywidgets,
 # Triton, matplotlib and NumPy beside the same torch, and the test tools, but not the course:

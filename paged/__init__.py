@@ -1,9 +1,17 @@
 """paged: a hands-on course library for PagedAttention (Kwon et al., SOSP 2023).
 
-Data flows one way: workloads -> allocators -> simulator trace -> drawings and widgets.
+The modules at this level are what the course teaches: `kv` (bytes per token), `workloads`,
+`contiguous` and `paging` (the two allocators), `scheduler` (admission, decode, preemption),
+`simulator` (the scheduler over synthetic workloads), `trace`, `experiments`,
+`preemption_cost`, `facts`. Beside them: `attention/` (reference and Triton kernel), `model/`
+(a real model on the paged cache), `exercises/` (checkers), `viz/` (drawings and widgets) and
+`course/` (tooling a learner never needs to read).
+
+Data flows one way: workloads -> allocators -> scheduler trace -> drawings and widgets.
 """
 
 from .contiguous import ContiguousAllocator, Extent, next_pow2
+from .course import moved
 from .errors import AllocationError, NoContiguousSpace, OutOfBlocks, UnknownSequence
 from .kv import LLAMA_3_8B, OPT_13B, PRESETS, TINY, ModelSpec, bytes_per_token, kv_slots
 from .paging import PagedAllocator, num_blocks_for
@@ -12,20 +20,33 @@ from .simulator import SimResult, Simulator, simulate
 from .trace import CATEGORIES, StepRecord, Usage
 from .workloads import Request, alpaca_like, sharegpt_like
 
-_LAZY = ("paged_attention", "paged_attention_ref")  # torch and triton load only when asked
+moved.install()  # `import paged.widgets` and other pre-reorganisation paths keep working
+
+# Loaded only when asked: torch and triton for the kernels, ipywidgets for the explorers.
+_LAZY = {
+    "paged_attention": "attention",
+    "paged_attention_ref": "attention",
+    "AllocatorExplorer": "viz.widgets",
+    "BlockSizeExplorer": "viz.widgets",
+    "BlockTableExplorer": "viz.widgets",
+    "PreemptionExplorer": "viz.widgets",
+}
 
 
 def __getattr__(name):
     if name in _LAZY:
-        from . import attention
+        import importlib
 
-        return getattr(attention, name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'paged' has no attribute {name!r}")
 
 
 __all__ = [
     "AllocationError",
+    "AllocatorExplorer",
     "Backend",
+    "BlockSizeExplorer",
+    "BlockTableExplorer",
     "CATEGORIES",
     "ContiguousAllocator",
     "Extent",
@@ -36,6 +57,7 @@ __all__ = [
     "OutOfBlocks",
     "PRESETS",
     "PagedAllocator",
+    "PreemptionExplorer",
     "Request",
     "Scheduler",
     "SimResult",

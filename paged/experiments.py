@@ -2,7 +2,7 @@
 and block sharing in parallel sampling and beam search.
 
 Both are thin loops over `simulate`; keeping them here means a notebook and `python -m
-paged.figures` can never disagree about how a number was made. All results are SIMULATED.
+paged.viz.figures` can never disagree about how a number was made. All results are SIMULATED.
 """
 
 from __future__ import annotations

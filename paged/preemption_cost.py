@@ -11,7 +11,7 @@ field of `CostModel`, with where it comes from:
 - Recomputation runs the preempted tokens through one prefill ("in one prompt phase iteration",
   PAPER §4.5), at a prefill rate that does not depend on the block size.
 
-The paper measured both on an A100 (§7.3, Fig. 19); its conclusions are quoted in chapter 8
+The paper measured both on an A100 (§7.3, Fig. 19); its conclusions are quoted in chapter 9
 beside what this model gives. Where the curves cross comes out of these assumptions.
 """
 

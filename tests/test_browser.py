@@ -342,8 +342,8 @@ INTERACTIONS = {
     "02_contiguous_allocation.ipynb": [_step_allocator],
     "03_paging.ipynb": [_append_token],
     "04_head_to_head.ipynb": [_drag_block_size],
-    "07_sharing_and_names.ipynb": [_copy_on_write],
-    "08_when_blocks_run_out.ipynb": [_preempt_and_swap],
+    "08_sharing_and_names.ipynb": [_copy_on_write],
+    "09_when_blocks_run_out.ipynb": [_preempt_and_swap],
 }
 
 

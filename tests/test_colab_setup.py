@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from paged import course, fonts
+from paged.course import colab as course
+from paged.course import fonts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "notebooks" / "03_paging.ipynb"  # block tables, a drawing and a widget

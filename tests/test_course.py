@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from paged import course
-from paged.course import Runtime, runtime_hint
+from paged.course import colab as course
+from paged.course.colab import Runtime, runtime_hint
 
 ROOT = Path(__file__).resolve().parents[1]
 FORK = "someone/their-fork" if course.REPO != "someone/their-fork" else "someone-else/fork"
@@ -17,9 +17,9 @@ FORK = "someone/their-fork" if course.REPO != "someone/their-fork" else "someone
 
 @pytest.fixture
 def checkout(tmp_path):
-    """A copy of what the command touches: paged/course.py, README.md and two editions."""
-    (tmp_path / "paged").mkdir()
-    shutil.copy(ROOT / "paged" / "course.py", tmp_path / "paged" / "course.py")
+    """A copy of what the command touches: paged/course/colab.py, README.md and two editions."""
+    (tmp_path / "paged" / "course").mkdir(parents=True)
+    shutil.copy(ROOT / "paged" / "course" / "colab.py", tmp_path / "paged" / "course" / "colab.py")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     (tmp_path / "notebooks" / "ko").mkdir(parents=True)
     for name in ("00_start_here.ipynb", "03_paging.ipynb"):
@@ -33,7 +33,7 @@ def checkout(tmp_path):
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess:
     # As a publisher runs it: the script alone, before anything is installed.
-    return subprocess.run([sys.executable, str(root / "paged" / "course.py"), *args],
+    return subprocess.run([sys.executable, str(root / "paged" / "course" / "colab.py"), *args],
                           capture_output=True, text=True, cwd=root)
 
 
@@ -47,7 +47,7 @@ def test_repo_command_repoints_every_notebook_idempotently(checkout):
     done = _run(checkout, "--repo", FORK)
     assert done.returncode == 0, done.stderr
     assert f"REPO = {FORK!r}" in done.stdout
-    assert f'REPO = "{FORK}"' in (checkout / "paged" / "course.py").read_text()
+    assert f'REPO = "{FORK}"' in (checkout / "paged" / "course" / "colab.py").read_text()
     for path in course.notebooks(checkout):
         cells = json.loads(path.read_text())["cells"]
         name = path.relative_to(checkout / "notebooks").as_posix()

@@ -6,7 +6,7 @@ import shutil
 import nbformat
 import pytest
 
-from paged import editions
+from paged.course import editions
 
 CHAPTERS = editions.chapters()
 MARKERS = (
@@ -25,7 +25,7 @@ def test_every_chapter_has_a_korean_twin():
 def test_korean_chapter_is_in_step(path):
     """Same cells and code; every markdown cell translates the English cell as it is now.
 
-    Fix a failure: `python -m paged.editions`, then revisit the named translations.
+    Fix a failure: `python -m paged.course.editions`, then revisit the named translations.
     """
     assert editions.stale(path) == []
 
@@ -82,7 +82,7 @@ def test_sync_copies_code_and_keeps_translations(tmp_path, monkeypatch):
 
 def test_repointing_the_course_leaves_translations_in_step(tmp_path, monkeypatch):
     """`python -m paged.course --repo` rewrites both editions' badges; no translation goes stale."""
-    from paged import course
+    from paged.course import colab as course
 
     path = CHAPTERS[2]
     en_dir, ko_dir = scratch_editions(tmp_path, monkeypatch, path)

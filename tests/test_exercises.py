@@ -61,7 +61,7 @@ def test_pow2_checker_names_each_typical_mistake(capsys):
     assert ex.check_pow2_reservation(lambda p, o, m: min(p + pow2(o), m)) is True
 
 
-# ---- chapter 6: the Triton exercise checkers -------------------------------------------------
+# ---- chapter 7: the Triton exercise checkers -------------------------------------------------
 # One kernel per exercise with a VARIANT switch plays the learner: the right answer and each
 # typical mistake. It runs under Triton's CPU interpreter here (on the GPU where there is one).
 import functools  # noqa: E402

@@ -1,4 +1,4 @@
-"""Chapter 6's helpers: its paged cases, its reference check, and the kernel-reads picture."""
+"""Chapter 7's helpers: its paged cases, its reference check, and the kernel-reads picture."""
 
 import matplotlib
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from paged import course
+from paged.course import colab as course
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))  # the English edition

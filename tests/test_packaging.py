@@ -35,18 +35,21 @@ def _third_party_imports(path: Path) -> set[str]:
 
 def test_dependencies_are_what_paged_imports():
     """Core = the library's imports (Colab has them all); a dev tool's imports live in extras."""
-    # Tools that make and sync notebooks (`make notebooks`, `make ko`), never imported by a chapter.
-    tools = {ROOT / "paged" / "notebook_runner.py", ROOT / "paged" / "editions.py"}
+    # Tools that make and sync notebooks (`make notebooks`, `make ko`), never imported by a chapter,
+    # and the real model (the `model` extra: its chapter installs it).
+    course = ROOT / "paged" / "course"
+    tools = {course / "runner.py", course / "editions.py", *(ROOT / "paged" / "model").rglob("*.py")}
     library = set().union(*(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py")
                             if p not in tools))
-    assert {_split(s)[0] for s in _project()["dependencies"]} == library
+    core = {_split(s)[0] for s in _project()["dependencies"]}
+    assert core == library
     extras = {_split(s)[0] for deps in _project()["optional-dependencies"].values() for s in deps}
-    assert set().union(*(_third_party_imports(p) for p in tools)) <= extras
+    assert set().union(*(_third_party_imports(p) for p in tools)) <= extras | core
 
 
 def test_setup_cell_checks_the_dependencies():
     """Colab's setup cell installs with --no-deps and checks these import instead."""
-    from paged import course
+    from paged.course import colab as course
 
     core = {_split(s)[0] for s in _project()["dependencies"]}
     assert set(course.RUNTIME_MODULES) <= core

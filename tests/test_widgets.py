@@ -5,7 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import paged
-from paged import widgets
+from paged.viz import widgets
 
 
 def test_allocator_explorer_steps_and_resets():

@@ -1,4 +1,4 @@
-"""Inputs, launchers and checks for chapter 6, where the learner grows a paged kernel in Triton.
+"""Inputs, launchers and checks for chapter 7, where the learner grows a paged kernel in Triton.
 
 The notebook's short `@triton.jit` cells are the lesson; this module only feeds and checks them,
 so that the notebook's steps and the exercise checkers (`paged.exercises`) share one meaning of

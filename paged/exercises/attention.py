@@ -1,4 +1,4 @@
-"""Checkers for attention through a block table, in PyTorch (chapters 5 and 6)."""
+"""Checkers for attention through a block table, in PyTorch (chapters 5 and 7)."""
 
 from __future__ import annotations
 

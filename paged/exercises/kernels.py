@@ -1,4 +1,4 @@
-"""Checkers for chapter 6's Triton exercises: they launch the learner's @triton.jit kernel.
+"""Checkers for the Triton chapters' exercises: they launch the learner's @triton.jit kernel.
 
 The learner's @triton.jit kernel runs under Triton's CPU interpreter (or on the GPU where there
 is one) on small cases built so that a typical mistake is recognised, not only detected. Output

@@ -109,7 +109,7 @@ def _tuple_or_none(x):
 def check_blocks_after_fork(fn) -> bool:
     """fn(prompt_len, num_samples, block_size) -> blocks in use once every sample wrote 1 token.
 
-    Chapter 7: the prompt is prefilled, forked into num_samples samples and dropped; then each
+    Chapter 8: the prompt is prefilled, forked into num_samples samples and dropped; then each
     sample writes its first token (copy-on-write where it shares a partly filled block).
     """
 
@@ -134,7 +134,7 @@ def check_blocks_after_fork(fn) -> bool:
 def check_swap_time(fn) -> bool:
     """fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s) -> seconds.
 
-    Chapter 8's cost model: one transfer per block, per layer, for K and for V; each costs a
+    Chapter 9's cost model: one transfer per block, per layer, for K and for V; each costs a
     fixed latency plus its bytes over the bandwidth.
     """
 

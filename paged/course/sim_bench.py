@@ -1,6 +1,7 @@
 """Benchmark script: the four policies on the paper's Fig. 2 setting, timed, beside PAPER.
 
-    python -m paged.sim_bench [--n 2000] [--placement buddy|first_fit] [--admission greedy|hold]
+    python -m paged.course.sim_bench [--n 2000] [--placement buddy|first_fit]
+                                     [--admission greedy|hold]
 
 SIMULATED: 2,000 ShareGPT-like requests (synthetic, all queued at t=0), OPT-13B on an
 A100-40GB budget (12 GiB of KV = 15,728 slots), block size 16, max_seq_len 2048.
@@ -12,10 +13,12 @@ import argparse
 import platform
 import time
 
-from . import facts
-from .kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots
-from .simulator import ADMISSION_RULES, CATEGORIES, SIM_POLICIES, simulate
-from .workloads import sharegpt_like
+from .. import facts
+from ..kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots
+from ..scheduler import ADMISSION_RULES, SIM_POLICIES
+from ..simulator import simulate
+from ..trace import CATEGORIES
+from ..workloads import sharegpt_like
 
 
 def main(argv=None) -> None:

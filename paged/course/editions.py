@@ -6,9 +6,9 @@ and record, in their metadata, a hash of the English cell they translate (`en_sh
 English markdown cell changes, its hash no longer matches and `stale()` (and the test that calls
 it) names the cell until its translation is revisited.
 
-    python -m paged.editions                     # copy code cells into every Korean chapter
-    python -m paged.editions --translations DIR  # also take Korean text from DIR/NN.json
-    python -m paged.editions --check             # list stale or untranslated cells (exit 1)
+    python -m paged.course.editions                     # copy code cells into every Korean chapter
+    python -m paged.course.editions --translations DIR  # also take Korean text from DIR/NN.json
+    python -m paged.course.editions --check             # list stale or untranslated cells (exit 1)
 
 `make ko` runs the first command, then re-executes the Korean chapters.
 """
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import nbformat
 
-from .course import BADGE
+from .colab import BADGE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EN_DIR = ROOT / "notebooks"
 KO_DIR = EN_DIR / "ko"
 HANGUL = range(0xAC00, 0xD7A4)
@@ -109,7 +109,8 @@ def stale(en_path: Path) -> list[str]:
     ko = nbformat.read(ko_path, as_version=4)
     problems = []
     if [c.id for c in en.cells] != [c.id for c in ko.cells]:
-        return [f"{ko_path.name}: cells differ from {en_path.name}: run python -m paged.editions"]
+        fix = "run python -m paged.course.editions"
+        return [f"{ko_path.name}: cells differ from {en_path.name}: {fix}"]
     for e, k in zip(en.cells, ko.cells, strict=True):
         if e.cell_type == "code" and e.source != k.source:
             problems.append(f"{ko_path.name}: code cell {e.id} differs from the English one")

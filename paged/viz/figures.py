@@ -1,6 +1,6 @@
 """Regenerate every drawn picture in figures/ from the package, deterministically.
 
-    python -m paged.figures [--out figures]
+    python -m paged.viz.figures [--out figures]
 
 All simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is
 made separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here;
@@ -18,16 +18,17 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from . import viz  # noqa: E402
-from .experiments import block_size_sweep, compare_policies  # noqa: E402
-from .kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
-from .paging import PagedAllocator  # noqa: E402
-from .preemption_cost import CostModel  # noqa: E402
-from .simulator import paged_layout, simulate  # noqa: E402
-from .workloads import sharegpt_like  # noqa: E402
+from .. import viz  # noqa: E402
+from ..experiments import block_size_sweep, compare_policies  # noqa: E402
+from ..kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
+from ..paging import PagedAllocator  # noqa: E402
+from ..preemption_cost import CostModel  # noqa: E402
+from ..simulator import simulate  # noqa: E402
+from ..trace import paged_layout  # noqa: E402
+from ..workloads import sharegpt_like  # noqa: E402
 
 A100_SLOTS = kv_slots(OPT_13B, A100_40GB_KV_BUDGET)
-FIGURES_DIR = Path(__file__).resolve().parents[1] / "figures"  # in a checkout of the course
+FIGURES_DIR = Path(__file__).resolve().parents[2] / "figures"  # in a checkout of the course
 
 
 def _save(fig, path: Path) -> None:

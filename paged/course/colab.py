@@ -8,7 +8,8 @@
 rewrites `REPO` below and every badge and setup cell in notebooks/ and its editions (notebooks/ko/),
 idempotently; `python -m paged.course [NOTEBOOK ...]` brings notebooks in line with `REPO` as it
 is, and `python -m paged.course --check` lists the notebooks that disagree with it.
-This file imports nothing from `paged`, so `python paged/course.py ...` works before any install.
+This file imports nothing from `paged`, so `python paged/course/colab.py ...` works before
+any install.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ if "google.colab" in sys.modules:
                                f"({{error}}): run `%pip install {{name}}`, restart the session "
                                "and run this cell again.") from None
         kept.append(f"{{name}} {{getattr(module, '__version__', '?')}}")
-    from paged.fonts import use_cjk_font
+    from paged.course.fonts import use_cjk_font
 
     font = use_cjk_font(install=True)  # installs fonts-nanum only if no Korean font is present
     print(f"Installed the course from {{source}}; kept this runtime's {{', '.join(kept)}}; "
@@ -146,12 +147,12 @@ def set_repo(root: Path, repo: str, only: list[Path] | None = None) -> list[str]
     if not _OWNER_NAME.fullmatch(repo):
         raise ValueError(f"--repo wants OWNER/NAME as on GitHub, got {repo!r}")
     report = []
-    source = root / "paged" / "course.py"
+    source = root / "paged" / "course" / "colab.py"
     text = source.read_text(encoding="utf-8")
     old = re.search(r'^REPO = "([^"]+)"$', text, flags=re.M).group(1)
     if old != repo:
         source.write_text(text.replace(f'REPO = "{old}"', f'REPO = "{repo}"', 1), encoding="utf-8")
-        report.append(f"paged/course.py: REPO = {repo!r} (was {old!r})")
+        report.append(f"paged/course/colab.py: REPO = {repo!r} (was {old!r})")
         readme = root / "README.md"
         if readme.exists() and old in (body := readme.read_text(encoding="utf-8")):
             readme.write_text(body.replace(old, repo), encoding="utf-8")
@@ -192,8 +193,8 @@ def runtime_hint(runtime: Runtime | None = None) -> str | None:
     if rt.gpu is None:
         if not rt.colab:
             return None  # local CPU: the kernel runs under Triton's interpreter, as chapter 0 says
-        return ("This Colab runtime has no GPU, so the Triton kernel of chapter 6 would crawl "
-                "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → "
+        return ("This Colab runtime has no GPU, so the Triton kernels of chapters 6 and 7 would "
+                "crawl under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → "
                 "Save, then run the notebook again from the top.")
     major, minor = rt.capability
     if major < 8:
@@ -212,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="list notebooks that disagree; exit 1")
     parser.add_argument("notebook", nargs="*", type=Path,
                         help="rewrite only these notebooks (default: every one, every edition)")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2],
                         help="the repository's root (default: the checkout this file is in)")
     args = parser.parse_args(argv)
     if args.check:

@@ -1,6 +1,6 @@
 """Execute notebooks top to bottom in a fresh kernel and store their outputs (`make notebooks`).
 
-python -m paged.notebook_runner notebooks/*.ipynb
+python -m paged.course.runner notebooks/*.ipynb
 """
 
 from __future__ import annotations

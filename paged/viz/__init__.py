@@ -1,0 +1,44 @@
+"""Drawings: pure functions from layouts, traces and results to matplotlib axes. No state.
+
+By what they draw: `pools` (a contiguous arena, a block pool), `tables` (block tables and their
+arrows), `charts` (breakdowns and trade-offs), `kernel` (what a kernel read). `style` holds the
+colours every drawing shares; `widgets` (ipywidgets, imported on its own) replays the scheduler
+step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
+"""
+
+from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, draw_preemption_costs
+from .kernel import draw_kernel_reads
+from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
+from .style import COLORS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
+from .tables import (
+    TableGeometry,
+    arrow_routes,
+    block_holders,
+    draw_block_table,
+    pool_stripes,
+    table_geometry,
+)
+
+__all__ = [
+    "COLORS",
+    "LABELS",
+    "POLICY_NAMES",
+    "SEQ_COLORS",
+    "TableGeometry",
+    "arena_row",
+    "arrow_routes",
+    "block_fill",
+    "block_holders",
+    "draw_arena",
+    "draw_arena_timeline",
+    "draw_block_pool",
+    "draw_block_size_tradeoff",
+    "draw_block_table",
+    "draw_breakdown",
+    "draw_capacity",
+    "draw_kernel_reads",
+    "draw_preemption_costs",
+    "legend_handles",
+    "pool_stripes",
+    "table_geometry",
+]

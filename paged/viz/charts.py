@@ -1,0 +1,153 @@
+"""Charts of results: the Fig. 2 breakdown beside the paper, capacity, block-size and
+preemption-cost trade-offs. Each takes what `paged.experiments` or `paged.preemption_cost`
+returned; none computes it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import facts
+from ..trace import CATEGORIES
+from .style import COLORS, POLICY_NAMES, _axes, legend_handles
+
+
+def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=None):
+    """Stacked bars of the four categories: SIMULATED beside PAPER for each policy."""
+    ax = _axes(ax, (9, 4.2))
+    bars = []
+    for policy, res in results.items():
+        bars.append((f"{POLICY_NAMES[policy]}  SIMULATED", res.breakdown, False))
+        if paper and policy in paper:
+            p = paper[policy]
+            pct = {c: (p[c] or 0) / 100 for c in CATEGORIES}
+            if policy == "paged":  # the paper does not split vLLM's remaining 3.7 %
+                pct["external_fragmentation"] = 1 - pct["token_states"]
+            bars.append((f"{facts.FIG2_SYSTEM_NAMES[policy]}  PAPER", pct, True))
+    for i, (_, frac, is_paper) in enumerate(bars):
+        y = len(bars) - 1 - i
+        left = 0.0
+        for c in CATEGORIES:
+            w = frac[c]
+            # PAPER bars are thinner and paler (hatching means the buddy round-up, nothing else)
+            ax.barh(y, w, left=left, color=COLORS[c], edgecolor="black", lw=0.4,
+                    height=0.55 if is_paper else 0.8, alpha=0.7 if is_paper else 1.0)  # fmt: skip
+            if w >= 0.06:
+                ax.text(
+                    left + w / 2,
+                    y,
+                    f"{100 * w:.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85),
+                )
+            left += w
+    ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_xticks(np.linspace(0, 1, 6), [f"{int(100 * t)}%" for t in np.linspace(0, 1, 6)])
+    ax.set_xlabel("share of all KV-cache slots (time average)")
+    ax.set_title(
+        title or "KV-cache usage by policy: SIMULATED vs PAPER (Fig. 2)", fontsize=10, loc="left"
+    )
+    ax.legend(
+        handles=legend_handles(),
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+        ncol=4,
+        frameon=False,
+    )
+    return ax
+
+
+def draw_capacity(results: dict, ax=None, title=None):
+    """Mean number of requests running at once, per policy, in the same memory."""
+    ax = _axes(ax, (6, 3))
+    names = [POLICY_NAMES[p] for p in results]
+    values = [r.mean_batch_size for r in results.values()]
+    colors = ["#999999"] * (len(values) - 1) + ["#0072B2"] if "paged" in results else None
+    ax.bar(names, values, color=colors, edgecolor="black", lw=0.5)
+    for i, v in enumerate(values):
+        ax.text(i, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
+    ax.set_ylabel("mean running requests")
+    ax.set_ylim(0, max(values) * 1.18)
+    ax.set_title(
+        title or "Concurrent requests in the same KV memory (SIMULATED)", fontsize=10, loc="left"
+    )
+    return ax
+
+
+def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, title=None):
+    """Empty last-block slots and block-table length vs block size; kernel time if given.
+
+    `kernel_rows`: rows of the kernel benchmark CSV (MEASURED), drawn on a third axis.
+    """
+    ax = _axes(ax, (8, 3.8))
+    bs = [p.block_size for p in points]
+    empty = [100 * p.held_empty for p in points]
+    ax.plot(bs, empty, "o-", color="#444444", label="empty slots in last blocks (SIMULATED)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(bs, [str(b) for b in bs])
+    ax.set_xlabel("block size (tokens)")
+    ax.set_ylabel("empty slots in last blocks (% of all)", color="#444444")
+    ax2 = ax.twinx()
+    ax2.plot(
+        bs,
+        [p.table_entries_per_seq for p in points],
+        "s--",
+        color="#0072B2",
+        label="block-table entries per request",
+    )
+    ax2.set_yscale("log")
+    ax2.set_ylabel("block-table entries per request", color="#0072B2")
+    handles = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    if kernel_rows:
+        ax3 = ax.twinx()
+        ax3.spines["right"].set_position(("axes", 1.15))
+        pts = sorted(
+            (int(r["block_size"]), float(r["time_ms"]))
+            for r in kernel_rows
+            if r["variant"] == "triton_paged_shuffled"
+        )
+        ax3.plot(
+            *zip(*pts, strict=True),
+            "^:",
+            color="#009E73",
+            label=f"kernel time, ms (MEASURED, {kernel_rows[0]['device']})",
+        )
+        ax3.set_ylabel("kernel time (ms)", color="#009E73")
+        handles += ax3.get_legend_handles_labels()[0]
+    if highlight is not None:
+        ax.axvline(highlight, color="black", lw=1, alpha=0.6)
+    ax.legend(handles=handles, fontsize=8, loc="upper center")
+    ax.set_title(title or "The block-size trade-off", fontsize=10, loc="left")
+    return ax
+
+
+
+def draw_preemption_costs(
+    model, block_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256), ax=None, title=None
+):
+    """Swap (out + in) vs recompute time per preempted token, by block size (SIMULATED model).
+
+    The shape of the paper's Fig. 19(a): swapping pays a fixed cost per transfer, so it is
+    slow for small blocks; recomputation does not depend on the block size.
+    """
+    ax = _axes(ax, (7, 3.6))
+    swap, recompute = zip(*(model.per_token(bs) for bs in block_sizes), strict=True)
+    ax.plot(block_sizes, [1e6 * s for s in swap], "o-", color="#CC79A7", label="swap out + in")
+    ax.plot(block_sizes, [1e6 * r for r in recompute], "s--", color="#009E73", label="recompute")
+    cross = next((bs for bs, s, r in zip(block_sizes, swap, recompute, strict=True) if s < r), None)
+    if cross is not None:
+        ax.axvline(cross, color="black", lw=1, alpha=0.5)
+        ax.text(cross, ax.get_ylim()[1] * 0.9, f" swap cheaper from {cross}", fontsize=10)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(block_sizes, [str(b) for b in block_sizes])
+    ax.set_xlabel("block size (tokens)", fontsize=11)
+    ax.set_ylabel("µs per preempted token", fontsize=11)
+    ax.legend(fontsize=10, loc="lower left")
+    ax.set_title(
+        title or "Recovering a preempted token (SIMULATED cost model)", fontsize=11, loc="left"
+    )
+    return ax

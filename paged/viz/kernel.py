@@ -1,0 +1,64 @@
+"""A kernel's reads drawn on the pool: which physical blocks it touched, and how many tokens."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import Patch, Rectangle
+
+from ..trace import PagedLayout
+from .pools import block_fill
+from .style import COLORS, SEQ_COLORS, _axes
+
+
+def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8):
+    """The block pool with the blocks a kernel read outlined, and how many tokens it read there.
+
+    `reads[b]` is what the kernel itself recorded for physical block b (chapter 7's gather
+    kernel adds the number of tokens it loads from a block to a debug buffer): this draws that
+    buffer, it does not recompute it. Blocks it skipped are faded and named; free ones are grey.
+    """
+    reads = np.asarray(reads)
+    n = layout.num_blocks
+    if reads.shape != (n,):
+        raise ValueError(f"reads must have one entry per physical block ({n}), got {reads.shape}")
+    rows = -(-n // columns)
+    ax = _axes(ax, (1.0 + 0.75 * columns, 1.1 + 0.75 * rows))
+    owner, _, _ = block_fill(layout)
+    for b in range(n):
+        x, y = b % columns, rows - 1 - b // columns
+        read = reads[b] > 0
+        if owner[b] < 0:
+            face, alpha = COLORS["external_fragmentation"], 1.0
+        else:
+            face, alpha = SEQ_COLORS[owner[b] % len(SEQ_COLORS)], 1.0 if read else 0.25
+        ax.add_patch(Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, fc=face, alpha=alpha, lw=0))
+        ax.add_patch(
+            Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, fill=False,
+                      ec="black" if read else "#BBBBBB", lw=3 if read else 0.5)
+        )  # fmt: skip
+        ax.text(x + 0.1, y + 0.88, str(b), fontsize=10, va="top", color="#333333")
+        if read:
+            ax.text(x + 0.5, y + 0.4, str(int(reads[b])), fontsize=14, ha="center",
+                    va="center", color="white", fontweight="bold")  # fmt: skip
+        elif owner[b] >= 0:  # not read: name the owner, so faded colours stay readable
+            ax.text(x + 0.5, y + 0.4, str(layout.tables[owner[b]][0]), fontsize=12,
+                    ha="center", va="center", color=face, fontweight="bold")  # fmt: skip
+    handles = [
+        Patch(fc=SEQ_COLORS[k % len(SEQ_COLORS)], label=f"{seq_id} ({num_tokens} tokens)")
+        for k, (seq_id, _, num_tokens) in enumerate(layout.tables)
+    ]
+    handles += [
+        Patch(fc="white", ec="black", lw=3, label="read by the kernel\n(number: tokens read)"),
+        Patch(fc=COLORS["external_fragmentation"], label="free block"),
+    ]
+    ax.legend(handles=handles, fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.set_xlim(0, columns)
+    ax.set_ylim(0, rows)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(
+        title or f"What the kernel read: {int(reads.sum())} tokens from "
+        f"{int((reads > 0).sum())} of {n} physical blocks",
+        fontsize=11, loc="left",
+    )  # fmt: skip
+    return ax
