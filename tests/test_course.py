@@ -1,6 +1,7 @@
 """`python -m paged.course --repo OWNER/NAME` re-points every notebook; the runtime hint."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -52,7 +53,7 @@ def test_repo_command_repoints_every_notebook_idempotently(checkout):
         cells = json.loads(path.read_text())["cells"]
         name = path.relative_to(checkout / "notebooks").as_posix()
         assert course.colab_badge(name, FORK) in "".join(cells[0]["source"])
-        assert "".join(cells[1]["source"]) == course.setup_cell(FORK)
+        assert "".join(cells[1]["source"]) == course.setup_cell(FORK, course.edition(path))
         assert f"github.com/{FORK}" in "".join(cells[1]["source"])
     ko = json.loads((checkout / "notebooks" / "ko" / "03_paging.ipynb").read_text())["cells"]
     assert "notebooks/ko/03_paging.ipynb)" in "".join(ko[0]["source"])
@@ -97,10 +98,20 @@ def test_setup_cell_installs_only_the_course():
         assert f'"{module}"' in cell
 
 
-def test_setup_cell_does_nothing_outside_colab(capsys):
+def test_setup_cell_does_nothing_outside_colab_but_set_the_language(capsys, monkeypatch):
     assert "google.colab" not in sys.modules
-    exec(compile(course.setup_cell(), "setup", "exec"), {})
+    monkeypatch.setenv("PAGED_LANG", "en")
+    exec(compile(course.setup_cell(lang="ko"), "setup", "exec"), {})
     assert capsys.readouterr() == ("", "")
+    assert os.environ["PAGED_LANG"] == "ko"
+
+
+def test_the_editions_setup_cells_differ_by_the_language_line():
+    en, ko = course.setup_cell().splitlines(), course.setup_cell(lang="ko").splitlines()
+    assert [(a, b) for a, b in zip(en, ko, strict=True) if a != b] == [
+        ('os.environ["PAGED_LANG"] = "en"  # the language of checker hints, figures and widgets',
+         'os.environ["PAGED_LANG"] = "ko"  # the language of checker hints, figures and widgets')
+    ]
 
 
 @pytest.mark.parametrize(

@@ -42,13 +42,24 @@ def colab_badge(notebook: str, repo: str = REPO) -> str:
     return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 
-def setup_cell(repo: str = REPO) -> str:
-    """Source of every notebook's first code cell: self-contained, it runs before `paged` exists."""
+def edition(path: Path) -> str:
+    """The language of a chapter: "ko" under notebooks/ko/, else "en"."""
+    return "ko" if path.parent.name == "ko" else "en"
+
+
+def setup_cell(repo: str = REPO, lang: str = "en") -> str:
+    """Source of every notebook's first code cell: self-contained, it runs before `paged` exists.
+
+    The two editions' setup cells differ by one line, the edition's language (PAGED_LANG): the
+    language of what `paged` prints and draws (`paged.course.messages`).
+    """
     modules = ", ".join(f'"{m}"' for m in RUNTIME_MODULES)
     return f'''{SETUP_MARKER} this installs the course and nothing else; elsewhere it does nothing.
 import os
 import subprocess
 import sys
+
+os.environ["PAGED_LANG"] = "{lang}"  # the language of checker hints, figures and widgets
 
 if "google.colab" in sys.modules:
     import importlib
@@ -111,7 +122,7 @@ def sync_notebook(path: Path, root: Path, repo: str = REPO) -> list[str]:
             new = f"{title}\n\n{badge}" + (f"\n{rest}" if rest.strip() else "")
         cells[0]["source"] = _lines(new)
         changed.append("badge")
-    setup = setup_cell(repo)
+    setup = setup_cell(repo, edition(path))
     second = cells[1] if len(cells) > 1 else None
     is_setup = (second is not None and second["cell_type"] == "code"
                 and "google.colab" in "".join(second["source"]))
@@ -136,7 +147,7 @@ def disagreements(root: Path, repo: str = REPO) -> list[str]:
         name = path.relative_to(root / "notebooks").as_posix()
         if len(cells) < 2 or colab_badge(name, repo) not in "".join(cells[0]["source"]):
             bad.append(f"{name}: badge")
-        elif "".join(cells[1]["source"]) != setup_cell(repo):
+        elif "".join(cells[1]["source"]) != setup_cell(repo, edition(path)):
             bad.append(f"{name}: setup cell")
     return bad
 

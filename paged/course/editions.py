@@ -1,7 +1,8 @@
 """Two editions, one code: the Korean chapters in notebooks/ko/ follow the English ones.
 
 The English chapters are the source of truth. Each Korean chapter has the same cells in the same
-order: code cells are copied verbatim (never edited by hand), markdown cells hold the Korean text
+order: code cells are copied verbatim (never edited by hand; the setup cell differs by the one line
+that sets the edition's language, PAGED_LANG), markdown cells hold the Korean text
 and record, in their metadata, a hash of the English cell they translate (`en_sha`). When an
 English markdown cell changes, its hash no longer matches and `stale()` (and the test that calls
 it) names the cell until its translation is revisited.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from .colab import BADGE
+from .colab import BADGE, SETUP_MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 EN_DIR = ROOT / "notebooks"
@@ -46,6 +47,13 @@ def is_korean(text: str, share: float = 0.3) -> bool:
     letters = [ch for ch in text if ch.isalpha()]
     hangul = sum(ord(ch) in HANGUL for ch in letters)
     return bool(letters) and hangul >= share * len(letters)
+
+
+def korean_code(source: str) -> str:
+    """An English code cell as the Korean edition runs it: the setup cell says PAGED_LANG=ko."""
+    if not source.startswith(SETUP_MARKER):
+        return source
+    return source.replace('os.environ["PAGED_LANG"] = "en"', 'os.environ["PAGED_LANG"] = "ko"', 1)
 
 
 def twin(en_path: Path) -> Path:
@@ -71,7 +79,8 @@ def sync(en_path: Path, translations: dict[str, str] | None = None) -> list[str]
         previous = old_cells.get(cell.id)
         new = copy.deepcopy(cell)
         if cell.cell_type == "code":
-            if previous is not None and previous.source == cell.source:
+            new.source = korean_code(cell.source)
+            if previous is not None and previous.source == new.source:
                 new.outputs = previous.outputs
                 new.execution_count = previous.execution_count
             else:
@@ -112,7 +121,7 @@ def stale(en_path: Path) -> list[str]:
         fix = "run python -m paged.course.editions"
         return [f"{ko_path.name}: cells differ from {en_path.name}: {fix}"]
     for e, k in zip(en.cells, ko.cells, strict=True):
-        if e.cell_type == "code" and e.source != k.source:
+        if e.cell_type == "code" and korean_code(e.source) != k.source:
             problems.append(f"{ko_path.name}: code cell {e.id} differs from the English one")
         elif e.cell_type == "markdown":
             recorded = k.metadata.get("en_sha", "")

@@ -1,0 +1,70 @@
+"""One message catalogue: everything the library prints or draws for a learner, per language.
+
+Checker verdicts and hints, figure legends and labels, widget captions and printed summaries are
+`Message`s: an English and a Korean text side by side, defined where they are used. Which one a
+learner sees depends on the edition's language, `PAGED_LANG` ("en" or "ko"). The two editions run
+the same code cells; only each chapter's setup cell differs, by the line that sets `PAGED_LANG`
+(`paged.course.colab.setup_cell`), so a Korean chapter speaks Korean in its outputs too.
+
+A message without a Korean text, or whose two texts name different `{fields}`, fails when its
+module is imported: the catalogue cannot be incomplete.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from dataclasses import dataclass
+
+LANGUAGES = ("en", "ko")
+_HANGUL = range(0xAC00, 0xD7A4)
+
+
+def language() -> str:
+    """The language of this kernel's outputs: `PAGED_LANG`, "en" when unset."""
+    lang = os.environ.get("PAGED_LANG", "en")
+    if lang not in LANGUAGES:
+        raise ValueError(f"PAGED_LANG must be one of {LANGUAGES}, got {lang!r}")
+    return lang
+
+
+def set_language(lang: str) -> None:
+    """Switch every later output to `lang` ("en" or "ko"); child processes inherit it."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"language must be one of {LANGUAGES}, got {lang!r}")
+    os.environ["PAGED_LANG"] = lang
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+@dataclass(frozen=True)
+class Message:
+    """One learner-facing text in every language; `str()` gives the current language's."""
+
+    en: str
+    ko: str
+
+    def __post_init__(self) -> None:
+        if not self.en.strip():
+            raise ValueError("a message needs an English text")
+        if not any(ord(ch) in _HANGUL for ch in self.ko):
+            raise ValueError(f"message {self.en[:60]!r} has no Korean text (got {self.ko!r})")
+        if _fields(self.en) != _fields(self.ko):
+            raise ValueError(
+                f"message {self.en[:60]!r}: fields {sorted(_fields(self.en))} in English but "
+                f"{sorted(_fields(self.ko))} in Korean"
+            )
+
+    def __str__(self) -> str:
+        return self.ko if language() == "ko" else self.en
+
+    def format(self, **fields) -> str:
+        """The current language's text with `{fields}` filled in."""
+        return str(self).format(**fields)
+
+
+def msg(en: str, ko: str) -> Message:
+    """A catalogue entry: `msg("not yet", "아직입니다")`."""
+    return Message(en, ko)
