@@ -38,7 +38,8 @@ def test_dependencies_are_what_paged_imports():
     # Tools that make and sync notebooks (`make notebooks`, `make ko`), never imported by a chapter,
     # and the real model (the `model` extra: its chapter installs it).
     course = ROOT / "paged" / "course"
-    tools = {course / "runner.py", course / "editions.py", *(ROOT / "paged" / "model").rglob("*.py")}
+    model = (ROOT / "paged" / "model").rglob("*.py")
+    tools = {course / "runner.py", course / "editions.py", *model}
     library = set().union(*(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py")
                             if p not in tools))
     core = {_split(s)[0] for s in _project()["dependencies"]}
