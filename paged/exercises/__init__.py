@@ -1,33 +1,22 @@
-"""Checkers for the chapters' exercises: call with your function; they say "correct" or why not.
+"""Exercises: checkers that say "correct" or why not, and model answers shown only on request.
 
-A shipped stub raises NotImplementedError (or returns None, or writes nothing): the checker then
-prints a friendly "not yet" instead of an error, so a notebook runs top to bottom before you
-solve anything. A wrong answer gets the case it failed on and, when it matches a typical
-mistake, a hint that names it.
+Each chapter's exercise is a stub the learner fills in; the chapter's next cell hands it to a
+checker here (`check_first_fit(first_fit)`), whose ground truth is the library itself. A stub
+that still raises NotImplementedError gets a friendly "not yet", so a notebook runs top to bottom
+before anything is solved; a wrong answer gets the case it failed on and, when it matches a
+typical mistake, a hint that names the mistake without giving the answer away. After an
+attempt, `solution("first_fit")` prints a model answer (they live in `answers/`).
+
+By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
+(PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
+kernel's Triton puzzles). Every checker is listed in its module's `__all__`.
 """
 
-from .attention import check_gather, check_merge_partitions
-from .kernels import check_gather_kernel, check_online_softmax_kernel
-from .memory import (
-    check_blocks_after_fork,
-    check_breakdown,
-    check_bytes_per_token,
-    check_pow2_reservation,
-    check_slot,
-    check_swap_time,
-    check_wasted_slots,
-)
+from . import attention, basics, kernels, memory
+from .answers import solution
+from .attention import *  # noqa: F403
+from .basics import *  # noqa: F403
+from .kernels import *  # noqa: F403
+from .memory import *  # noqa: F403
 
-__all__ = [
-    "check_blocks_after_fork",
-    "check_breakdown",
-    "check_bytes_per_token",
-    "check_gather",
-    "check_gather_kernel",
-    "check_merge_partitions",
-    "check_online_softmax_kernel",
-    "check_pow2_reservation",
-    "check_slot",
-    "check_swap_time",
-    "check_wasted_slots",
-]
+__all__ = ["solution", *attention.__all__, *basics.__all__, *kernels.__all__, *memory.__all__]

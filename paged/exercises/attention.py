@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from .core import run_cases
 
+__all__ = [
+    "check_gather",
+    "check_merge_partitions",
+]
+
 
 def check_gather(fn) -> bool:
     """fn(cache, block_table_row, seq_len) -> (seq_len, num_kv_heads, head_dim), logical order.

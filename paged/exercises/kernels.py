@@ -7,6 +7,11 @@ buffers start filled with STUB_FILL: a kernel that writes nothing (the stub) is 
 
 from __future__ import annotations
 
+__all__ = [
+    "check_gather_kernel",
+    "check_online_softmax_kernel",
+]
+
 STUB_FILL = 0.5  # never a cache address (those are integers) nor, exactly everywhere, attention
 _GUARD = 4096  # elements of padding around the gather checker's buffers, so stray reads stay in
 

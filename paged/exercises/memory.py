@@ -10,6 +10,16 @@ from ..paging import PagedAllocator
 from ..workloads import Request
 from .core import run_cases
 
+__all__ = [
+    "check_blocks_after_fork",
+    "check_breakdown",
+    "check_bytes_per_token",
+    "check_pow2_reservation",
+    "check_slot",
+    "check_swap_time",
+    "check_wasted_slots",
+]
+
 
 def check_bytes_per_token(fn) -> bool:
     """fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token."""

@@ -1,0 +1,5 @@
+"""Model answers for the basics exercises."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Model answers for the kernels exercises."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
