@@ -63,11 +63,30 @@ def _make(n, seed, rate, prompt_mean, output_mean, sigma_p, sigma_o) -> list[Req
     ]
 
 
-def sharegpt_like(n: int, seed: int = 0, rate: float | None = None) -> list[Request]:
-    """`n` long conversational requests (means near 161 in / 338 out); all at t=0 if no rate."""
-    return _make(n, seed, rate, 161.31, 337.99, sigma_p=0.8, sigma_o=0.8)
+def _sigma(output_sigma) -> float:
+    if isinstance(output_sigma, bool) or not isinstance(output_sigma, (int, float)):
+        raise ValueError(f"output_sigma must be a number > 0, got {output_sigma!r}")
+    if not 0 < output_sigma <= 3:
+        raise ValueError(f"output_sigma must be in (0, 3], got {output_sigma!r}")
+    return float(output_sigma)
 
 
-def alpaca_like(n: int, seed: int = 0, rate: float | None = None) -> list[Request]:
-    """`n` short instruction requests (means near 19 in / 58 out); all at t=0 if no rate."""
-    return _make(n, seed, rate, 19.31, 58.45, sigma_p=0.7, sigma_o=0.8)
+def sharegpt_like(
+    n: int, seed: int = 0, rate: float | None = None, *, output_sigma: float = 0.8
+) -> list[Request]:
+    """`n` long conversational requests (means near 161 in / 338 out); all at t=0 if no rate.
+
+    `output_sigma` is the spread of the log-normal output lengths (the mean stays 337.99): the
+    assumption the simulated Fig. 2 bars rest on most (the paper's traces are not ours).
+    """
+    return _make(n, seed, rate, 161.31, 337.99, sigma_p=0.8, sigma_o=_sigma(output_sigma))
+
+
+def alpaca_like(
+    n: int, seed: int = 0, rate: float | None = None, *, output_sigma: float = 0.8
+) -> list[Request]:
+    """`n` short instruction requests (means near 19 in / 58 out); all at t=0 if no rate.
+
+    `output_sigma`: the spread of the output lengths, as in `sharegpt_like`.
+    """
+    return _make(n, seed, rate, 19.31, 58.45, sigma_p=0.7, sigma_o=_sigma(output_sigma))

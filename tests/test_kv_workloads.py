@@ -62,3 +62,13 @@ def test_request_validates():
     with pytest.raises(ValueError, match="prompt_len"):
         paged.Request(0, 0, 5)
     assert paged.Request(0, 3, 5).final_len == 8
+
+
+def test_output_sigma_widens_the_spread_and_keeps_the_seeded_default():
+    narrow = [r.output_len for r in paged.sharegpt_like(3000, seed=1, output_sigma=0.5)]
+    wide = [r.output_len for r in paged.sharegpt_like(3000, seed=1, output_sigma=1.1)]
+    assert statistics.pstdev(narrow) < statistics.pstdev(wide)
+    assert paged.sharegpt_like(50, seed=4) == paged.sharegpt_like(50, seed=4, output_sigma=0.8)
+    for bad in (0, -1, "0.8", True, 5):
+        with pytest.raises(ValueError, match="output_sigma"):
+            paged.alpaca_like(3, output_sigma=bad)
