@@ -78,3 +78,16 @@ def test_preemption_explorer_swaps_recomputes_and_resets():
         e.step_button.click()
     assert e.sim.num_recomputed_tokens > 0 and e.sim.num_swapped_blocks == 0
     assert "to recompute" in e.counters.value
+
+
+def test_the_korean_edition_gets_korean_widgets(monkeypatch):
+    """PAGED_LANG=ko (the Korean setup cell) turns captions, buttons and status lines Korean."""
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    table = widgets.BlockTableExplorer()
+    assert table.append_button.description == "토큰 1개 추가"
+    table.append_button.click()
+    table.append_button.click()  # the third slot of block 2 of 4: still no new block
+    assert "토큰 1개 추가" in table.message.value and "블록" in table.message.value
+    explorer = widgets.AllocatorExplorer(num_requests=10)
+    explorer.step(5)
+    assert "5단계" in explorer.counters.value and "내부 단편화" in explorer.counters.value

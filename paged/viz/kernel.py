@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
+from ..course.messages import msg
 from ..trace import PagedLayout
 from .pools import block_fill
 from .style import COLORS, SEQ_COLORS, _axes
+
+SEQ_TOKENS = msg("{seq} ({n} tokens)", "{seq} (토큰 {n}개)")
+READ = msg("read by the kernel\n(number: tokens read)", "커널이 읽은 블록\n(숫자: 읽은 토큰 수)")
+FREE = msg("free block", "빈 블록")
+WHAT_READ = msg("What the kernel read: {tokens} tokens from {blocks} of {n} physical blocks",
+                "커널이 읽은 것: 물리 블록 {n}개 중 {blocks}개에서 토큰 {tokens}개")  # fmt: skip
 
 
 def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8):
@@ -44,12 +51,12 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
             ax.text(x + 0.5, y + 0.4, str(layout.tables[owner[b]][0]), fontsize=12,
                     ha="center", va="center", color=face, fontweight="bold")  # fmt: skip
     handles = [
-        Patch(fc=SEQ_COLORS[k % len(SEQ_COLORS)], label=f"{seq_id} ({num_tokens} tokens)")
+        Patch(fc=SEQ_COLORS[k % len(SEQ_COLORS)], label=SEQ_TOKENS.format(seq=seq_id, n=num_tokens))
         for k, (seq_id, _, num_tokens) in enumerate(layout.tables)
     ]
     handles += [
-        Patch(fc="white", ec="black", lw=3, label="read by the kernel\n(number: tokens read)"),
-        Patch(fc=COLORS["external_fragmentation"], label="free block"),
+        Patch(fc="white", ec="black", lw=3, label=str(READ)),
+        Patch(fc=COLORS["external_fragmentation"], label=str(FREE)),
     ]
     ax.legend(handles=handles, fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_xlim(0, columns)
@@ -57,8 +64,7 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(
-        title or f"What the kernel read: {int(reads.sum())} tokens from "
-        f"{int((reads > 0).sum())} of {n} physical blocks",
+        title or WHAT_READ.format(tokens=int(reads.sum()), blocks=int((reads > 0).sum()), n=n),
         fontsize=11, loc="left",
     )  # fmt: skip
     return ax

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import ListedColormap, to_rgb
 
+from ..course.messages import msg
 from ..trace import CATEGORIES, ContiguousLayout, PagedLayout
 from .style import COLORS, SEQ_COLORS, _axes, _boxes, legend_handles
 
@@ -26,6 +27,16 @@ def arena_row(layout: ContiguousLayout) -> np.ndarray:
         for x, w, c in _extent_parts(e):
             row[x : x + w] = c
     return row
+
+
+SLOT_ADDRESS = msg("KV slot address", "KV 슬롯 주소")
+NOT_ENOUGH = msg("refused: not enough free in total", "거절: 남은 공간이 전체로도 부족")
+NO_HOLE = msg("refused: enough free in total, no hole big enough",
+              "거절: 전체로는 충분하지만 그만큼 큰 빈 구멍이 없음")  # fmt: skip
+ARENA_OVER_TIME = msg("Contiguous arena over time", "시간에 따른 연속 할당 영역")
+DECODE_STEP = msg("decode step", "디코드 단계")
+POOL_TITLE = msg("Block pool: {n} physical blocks of {size} slots",
+                 "블록 풀: 슬롯 {size}개짜리 물리 블록 {n}개")  # fmt: skip
 
 
 def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
@@ -62,7 +73,7 @@ def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
     ax.set_ylim(0, 1)
     ax.set_xticks([0, cap // 2, cap])  # few labels: cheaper to redraw, as readable
     ax.set_yticks([])
-    ax.set_xlabel("KV slot address")
+    ax.set_xlabel(str(SLOT_ADDRESS))
     if title:
         ax.set_title(title, fontsize=10, loc="left")
     if refused:
@@ -106,16 +117,16 @@ def draw_arena_timeline(trace, ax=None, title=None, max_columns=600):
     )
     cap = image.shape[0]
     refusal_marks = {
-        "no_space": ("|", "gray", "refused: not enough free in total"),
-        "no_hole": ("v", "#D55E00", "refused: enough free in total, no hole big enough"),
+        "no_space": ("|", "gray", str(NOT_ENOUGH)),
+        "no_hole": ("v", "#D55E00", str(NO_HOLE)),
     }
     for reason, (marker, color, label) in refusal_marks.items():
         at = [s.step for s in steps if any(r == reason for _, r in s.refused)]
         if at:
             ax.plot(at, [cap * 1.02] * len(at), marker, c=color, ms=6, clip_on=False, label=label)
-    ax.set_xlabel("decode step")
-    ax.set_ylabel("KV slot address")
-    ax.set_title(title or "Contiguous arena over time", fontsize=10, loc="left", pad=12)
+    ax.set_xlabel(str(DECODE_STEP))
+    ax.set_ylabel(str(SLOT_ADDRESS))
+    ax.set_title(title or str(ARENA_OVER_TIME), fontsize=10, loc="left", pad=12)
     handles = legend_handles() + ax.get_legend_handles_labels()[0]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
@@ -188,7 +199,7 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
             )
     ax.axis("off")
     ax.set_title(
-        title or f"Block pool: {n} physical blocks of {layout.block_size} slots",
+        title or POOL_TITLE.format(n=n, size=layout.block_size),
         fontsize=10,
         loc="left",
     )

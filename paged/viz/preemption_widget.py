@@ -11,6 +11,7 @@ from .. import viz
 from ..simulator import Simulator
 from ..trace import paged_layout
 from ..workloads import sharegpt_like
+from . import widget_text as T
 from .canvas import Canvas
 
 
@@ -19,18 +20,19 @@ class PreemptionExplorer(W.VBox):
 
     def __init__(self, num_requests=30, kv_slots=2560, preemption="swap", block_size=16, seed=0):
         self.kv_slots = W.IntSlider(  # from just above the longest request (2,048 tokens)
-            value=kv_slots, min=2304, max=8192, step=256, description="GPU slots",
+            value=kv_slots, min=2304, max=8192, step=256, description=str(T.GPU_SLOTS),
             continuous_update=False,
         )  # fmt: skip
         self.preemption = W.Dropdown(
-            options=["recompute", "swap"], value=preemption, description="preemption"
+            options=["recompute", "swap"], value=preemption, description=str(T.PREEMPTION)
         )
         self.block_size = W.Dropdown(options=[4, 8, 16, 32, 64], value=block_size,
-                                     description="block size")  # fmt: skip
-        self.steps_per_click = W.IntSlider(value=10, min=1, max=100, description="steps/click")
-        self.step_button = W.Button(description="step", icon="step-forward")
-        self.reset_button = W.Button(description="reset", icon="undo")
-        self.play = W.Play(value=0, min=0, max=100_000, interval=300, description="play")
+                                     description=str(T.BLOCK_SIZE))  # fmt: skip
+        self.steps_per_click = W.IntSlider(value=10, min=1, max=100,
+                                           description=str(T.STEPS_PER_CLICK))  # fmt: skip
+        self.step_button = W.Button(description=str(T.STEP), icon="step-forward")
+        self.reset_button = W.Button(description=str(T.RESET), icon="undo")
+        self.play = W.Play(value=0, min=0, max=100_000, interval=300, description=str(T.PLAY))
         self.counters = W.HTML()
         self.image = W.Image(format="png")
         self.requests = sharegpt_like(num_requests, seed=seed)
@@ -65,28 +67,28 @@ class PreemptionExplorer(W.VBox):
                 break
             rec = self.sim.step()
             self.num_preemptions += len(rec.preempted)
-            where = "swapped out" if self.sim.preemption == "swap" else "freed, to recompute"
-            self.events += [f"step {rec.step}: R{r} preempted ({where})" for r in rec.preempted]
-            self.events += [f"step {rec.step}: R{r} swapped back in" for r in rec.swapped_in]
+            where = T.SWAPPED_OUT if self.sim.preemption == "swap" else T.FREED_TO_RECOMPUTE
+            self.events += [T.PREEMPTED.format(step=rec.step, req=r, where=where)
+                            for r in rec.preempted]  # fmt: skip
+            self.events += [T.SWAPPED_IN.format(step=rec.step, req=r) for r in rec.swapped_in]
         self.redraw()
 
     def redraw(self) -> None:
         sim = self.sim
         ax1, ax2 = self._canvas.fresh()
         viz.draw_block_pool(sim.layout(), ax=ax1, columns=16,
-                            title=f"GPU pool: {len(sim.running)} running")  # fmt: skip
+                            title=T.GPU_POOL.format(running=len(sim.running)))  # fmt: skip
         if sim.cpu is not None:
             viz.draw_block_pool(paged_layout(sim.cpu), ax=ax2, columns=16,
-                                title=f"CPU pool: {len(sim.swapped)} swapped out")  # fmt: skip
+                                title=T.CPU_POOL.format(swapped=len(sim.swapped)))  # fmt: skip
         else:
             ax2.axis("off")
             ax2.set(xlim=(0, 1), ylim=(0, 1), aspect="auto")
-            ax2.text(0, 0.5, "no CPU pool:\npreempted requests\nare recomputed", fontsize=11)
+            ax2.text(0, 0.5, str(T.NO_CPU_POOL), fontsize=11)
         self.image.value = self._canvas.png()
-        recent = "<br>".join(self.events[-3:]) or "no preemption yet"
-        self.counters.value = (
-            f"<p>step {sim.step_index} · waiting {len(sim.waiting)} · preemptions "
-            f"<b>{self.num_preemptions}</b> · blocks swapped out <b>{sim.num_swapped_blocks}</b> · "
-            f"tokens to recompute <b>{sim.num_recomputed_tokens}</b> (SIMULATED)<br>"
-            f"<small>{recent}</small></p>"
-        )
+        recent = "<br>".join(self.events[-3:]) or str(T.NO_PREEMPTION_YET)
+        counts = T.PREEMPTION_COUNTERS.format(
+            step=sim.step_index, waiting=len(sim.waiting), preemptions=self.num_preemptions,
+            swapped=sim.num_swapped_blocks, recompute=sim.num_recomputed_tokens,
+        )  # fmt: skip
+        self.counters.value = f"<p>{counts}<br><small>{recent}</small></p>"

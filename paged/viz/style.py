@@ -13,6 +13,7 @@ from matplotlib.collections import PatchCollection
 from matplotlib.patches import Patch, Rectangle
 
 from ..course.fonts import use_cjk_font
+from ..course.messages import msg
 from ..trace import CATEGORIES
 
 COLORS = {
@@ -21,11 +22,11 @@ COLORS = {
     "internal_fragmentation": "#E69F00",  # orange
     "external_fragmentation": "#D9D9D9",  # light grey: free, or taken by the allocator's round-up
 }
-LABELS = {
-    "token_states": "token states",
-    "reservation": "reserved for later tokens",
-    "internal_fragmentation": "internal fragmentation",
-    "external_fragmentation": "external frag. & others",
+LABELS = {  # Messages: each prints in the edition's language (paged.course.messages)
+    "token_states": msg("token states", "토큰 상태"),
+    "reservation": msg("reserved for later tokens", "이후 토큰을 위한 예약"),
+    "internal_fragmentation": msg("internal fragmentation", "내부 단편화"),
+    "external_fragmentation": msg("external frag. & others", "외부 단편화 및 기타"),
 }
 POLICY_NAMES = {"max": "Max", "pow2": "Pow2", "oracle": "Oracle", "paged": "Paged"}
 # Owners of physical blocks: none of the four category colours above.
@@ -47,7 +48,8 @@ SEQ_COLORS = [
 
 def legend_handles(categories=CATEGORIES) -> list[Patch]:
     return [
-        Patch(facecolor=COLORS[c], edgecolor="black", lw=0.5, label=LABELS[c]) for c in categories
+        Patch(facecolor=COLORS[c], edgecolor="black", lw=0.5, label=str(LABELS[c]))
+        for c in categories
     ]
 
 

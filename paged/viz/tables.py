@@ -13,6 +13,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path as MplPath
 
+from ..course.messages import msg
 from ..trace import PagedLayout
 from .pools import block_fill
 from .style import COLORS, SEQ_COLORS, _axes, _boxes
@@ -91,6 +92,11 @@ def pool_stripes(layout: PagedLayout, geo: TableGeometry) -> list[tuple]:
     return boxes
 
 
+LOGICAL = msg("logical blocks (block table)", "논리 블록 (블록 테이블)")
+PHYSICAL = msg("physical blocks (pool)", "물리 블록 (풀)")
+TOKENS = msg("{n} tok", "토큰 {n}개")
+
+
 def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
     """Each sequence's logical blocks in order (left), arrows to the physical blocks (right).
 
@@ -114,7 +120,8 @@ def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
     for k, (seq_id, table, num_tokens) in enumerate(layout.tables):
         color = to_rgba(SEQ_COLORS[k % len(SEQ_COLORS)], 0.35)
         _, y = geo.logical(k, 0)
-        ax.text(0.9, y + 0.5, f"{seq_id}\n{num_tokens} tok", ha="right", va="center", fontsize=9)
+        name = f"{seq_id}\n{TOKENS.format(n=num_tokens)}"
+        ax.text(0.9, y + 0.5, name, ha="right", va="center", fontsize=9)
         for i, b in enumerate(table):
             x, y = geo.logical(k, i)
             logical.append((x, y, 1, 1, color))
@@ -127,8 +134,8 @@ def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
                 color=SEQ_COLORS[k % len(SEQ_COLORS)], lw=0.9, alpha=0.85,
             )
         )  # fmt: skip
-    ax.text(1, geo.y_top + 0.3, "logical blocks (block table)", fontsize=10)
-    ax.text(geo.x0, geo.y_top + 0.3, "physical blocks (pool)", fontsize=10)
+    ax.text(1, geo.y_top + 0.3, str(LOGICAL), fontsize=10)
+    ax.text(geo.x0, geo.y_top + 0.3, str(PHYSICAL), fontsize=10)
     ax.set_xlim(-1.2, geo.x0 + columns * 1.1)
     ax.set_ylim(min(geo.y_top - 1.2 * max(len(layout.tables), rows), 0) - 0.3, geo.y_top + 1)
     ax.axis("off")

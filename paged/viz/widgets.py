@@ -20,6 +20,7 @@ from ..paging import PagedAllocator
 from ..simulator import Simulator
 from ..trace import paged_layout
 from ..workloads import sharegpt_like
+from . import widget_text as T
 from .canvas import Canvas, counter_table, legend_html
 from .preemption_widget import PreemptionExplorer
 
@@ -39,29 +40,30 @@ class AllocatorExplorer(W.VBox):
         seed=0,
     ):
         self.policy = W.Dropdown(
-            options=["max", "pow2", "oracle"], value=policy, description="reserve"
+            options=["max", "pow2", "oracle"], value=policy, description=str(T.RESERVE)
         )
         self.placement = W.Dropdown(
-            options=["first_fit", "buddy"], value=placement, description="placement"
+            options=["first_fit", "buddy"], value=placement, description=str(T.PLACEMENT)
         )
         self.block_size = W.Dropdown(
-            options=BLOCK_SIZES, value=block_size, description="block size"
+            options=BLOCK_SIZES, value=block_size, description=str(T.BLOCK_SIZE)
         )
         self.kv_slots = W.IntSlider(
             value=kv_slots,
             min=2048,
             max=16384,
             step=512,
-            description="KV slots",
+            description=str(T.KV_SLOTS),
             continuous_update=False,
         )
         self.seed = W.IntSlider(
-            value=seed, min=0, max=9, description="seed", continuous_update=False
+            value=seed, min=0, max=9, description=str(T.SEED), continuous_update=False
         )
-        self.steps_per_click = W.IntSlider(value=20, min=1, max=200, description="steps/click")
-        self.step_button = W.Button(description="step", icon="step-forward")
-        self.reset_button = W.Button(description="reset", icon="undo")
-        self.play = W.Play(value=0, min=0, max=100_000, interval=300, description="play")
+        self.steps_per_click = W.IntSlider(value=20, min=1, max=200,
+                                           description=str(T.STEPS_PER_CLICK))  # fmt: skip
+        self.step_button = W.Button(description=str(T.STEP), icon="step-forward")
+        self.reset_button = W.Button(description=str(T.RESET), icon="undo")
+        self.play = W.Play(value=0, min=0, max=100_000, interval=300, description=str(T.PLAY))
         self.image = W.Image(format="png")
         self.counters = W.HTML()
         self.events = W.HTML()
@@ -112,40 +114,40 @@ class AllocatorExplorer(W.VBox):
                     self.num_refusals[name] += 1
                     if reason == "no_hole":
                         self.num_refusals["no_hole"] += 1
-                        self.last_refusal = (
-                            f"step {rec.step}: R{req_id} refused although "
-                            f"{sim.allocator.total_free} slots are free in total "
-                            f"(largest hole {sim.allocator.largest_hole})"
-                        )
+                        self.last_refusal = T.REFUSED_NO_HOLE.format(
+                            step=rec.step, req=req_id, free=sim.allocator.total_free,
+                            hole=sim.allocator.largest_hole,
+                        )  # fmt: skip
         self.redraw()
 
     def redraw(self) -> None:
         c, p = self.contiguous, self.paged
         ax1, ax2 = self._canvas.fresh()
-        title = (
-            f"contiguous ({self.policy.value}, {self.placement.value}): "
-            f"{len(c.running)} running, {len(c.waiting)} waiting"
-        )
+        title = T.CONTIGUOUS_TITLE.format(
+            policy=self.policy.value, placement=self.placement.value,
+            running=len(c.running), waiting=len(c.waiting),
+        )  # fmt: skip
         viz.draw_arena(
             c.layout(),
             ax=ax1,
             title=title,
-            refused="refused: no hole big enough" if self._head_blocked() else None,
+            refused=str(T.HEAD_REFUSED) if self._head_blocked() else None,
         )
         viz.draw_block_pool(
             p.layout(),
             ax=ax2,
             columns=32,
-            title=f"paged (block {self.block_size.value}): {len(p.running)} running, "
-            f"{len(p.waiting)} waiting; one colour per request",
+            title=T.PAGED_TITLE.format(block=self.block_size.value, running=len(p.running),
+                                       waiting=len(p.waiting)),  # fmt: skip
         )
         self.image.value = self._canvas.png()
-        rows = {"contiguous": c.usage(), "paged": p.usage()}
-        self.counters.value = counter_table(rows, {k: c.kv_slots for k in rows}) + (
-            f"<p>step {c.step_index} · preemptions (paged): {self.num_preemptions} · "
-            f"contiguous refusals: {self.num_refusals['contiguous']} "
-            f"(of which enough free in total: {self.num_refusals['no_hole']})</p>"
-        )
+        rows = {str(T.CONTIGUOUS): c.usage(), str(T.PAGED): p.usage()}
+        counts = T.ALLOCATOR_COUNTERS.format(
+            step=c.step_index, preemptions=self.num_preemptions,
+            refusals=self.num_refusals["contiguous"], no_hole=self.num_refusals["no_hole"],
+        )  # fmt: skip
+        table = counter_table(rows, {k: c.kv_slots for k in rows})
+        self.counters.value = f"{table}<p>{counts}</p>"
         self.events.value = (
             f"<p style='color:#D55E00'><b>{self.last_refusal}</b></p>" if self.last_refusal else ""
         )
@@ -165,13 +167,13 @@ class BlockTableExplorer(W.VBox):
     def __init__(self, num_blocks=24, block_size=4, seed=0):
         self.allocator = PagedAllocator(num_blocks, block_size, seed=seed)
         self.allocator.allocate("A", 6)
-        self.seq = W.Dropdown(options=["A"], value="A", description="sequence")
-        self.name = W.Text(value="B", description="new id")
-        self.tokens = W.BoundedIntText(value=5, min=0, max=10_000, description="tokens")
-        self.allocate_button = W.Button(description="allocate new id")
-        self.append_button = W.Button(description="append 1 token")
-        self.fork_button = W.Button(description="fork into new id")
-        self.free_button = W.Button(description="free")
+        self.seq = W.Dropdown(options=["A"], value="A", description=str(T.SEQUENCE))
+        self.name = W.Text(value="B", description=str(T.NEW_ID))
+        self.tokens = W.BoundedIntText(value=5, min=0, max=10_000, description=str(T.TOKENS))
+        self.allocate_button = W.Button(description=str(T.ALLOCATE))
+        self.append_button = W.Button(description=str(T.APPEND))
+        self.fork_button = W.Button(description=str(T.FORK))
+        self.free_button = W.Button(description=str(T.FREE))
         self.message = W.HTML()
         self.image = W.Image(format="png")
         self.allocate_button.on_click(lambda _: self._do(self._allocate))
@@ -184,25 +186,25 @@ class BlockTableExplorer(W.VBox):
         ]
         self._canvas = Canvas((9, 3.6), adjust=dict(left=0.02, right=0.99, top=0.97, bottom=0.02))
         super().__init__([*rows, self.message, self.image])
-        self.redraw("A holds 6 tokens in 2 blocks of 4.")
+        self.redraw(str(T.START))
 
     def _allocate(self):
         table = self.allocator.allocate(self.name.value, self.tokens.value)
-        return f"allocated {self.name.value!r}: {self.tokens.value} tokens → blocks {table}"
+        return T.ALLOCATED.format(seq=repr(self.name.value), tokens=self.tokens.value, table=table)
 
     def _append(self):
         copies = self.allocator.append(self.seq.value, 1)
         table = self.allocator.block_table(self.seq.value)
-        cow = f" copy-on-write: copy block {copies[0][0]} → {copies[0][1]}" if copies else ""
-        return f"appended 1 token to {self.seq.value!r}: table {table}.{cow}"
+        cow = T.COPIED.format(old=copies[0][0], new=copies[0][1]) if copies else ""
+        return T.APPENDED.format(seq=repr(self.seq.value), table=table) + cow
 
     def _fork(self):
         self.allocator.fork(self.seq.value, self.name.value)
-        return f"forked {self.seq.value!r} → {self.name.value!r}: every block now shared"
+        return T.FORKED.format(seq=repr(self.seq.value), new=repr(self.name.value))
 
     def _free(self):
         self.allocator.free(self.seq.value)
-        return f"freed {self.seq.value!r}"
+        return T.FREED.format(seq=repr(self.seq.value))
 
     def _do(self, action) -> None:
         try:
@@ -219,7 +221,7 @@ class BlockTableExplorer(W.VBox):
             self.seq.value = ids[0]
         self.name.value = next((c for c in string.ascii_uppercase if c not in ids), "")
         a = self.allocator
-        status = f"{a.num_free_blocks} of {a.num_blocks} blocks free"
+        status = T.BLOCKS_FREE.format(free=a.num_free_blocks, n=a.num_blocks)
         text = f"<span style='color:#D55E00'><b>{error}</b></span>" if error else message
         self.message.value = f"<p>{text}<br><small>{status}</small></p>"
         (ax,) = self._canvas.fresh()
@@ -235,7 +237,8 @@ class BlockSizeExplorer(W.VBox):
         self.points = block_size_sweep(requests or sharegpt_like(150, seed=0), kv_slots=kv_slots)
         self.kernel_rows = kernel_rows
         self.slider = W.SelectionSlider(
-            options=BLOCK_SIZES, value=block_size, description="block size", continuous_update=False
+            options=BLOCK_SIZES, value=block_size, description=str(T.BLOCK_SIZE),
+            continuous_update=False,
         )
         self.readout = W.HTML()
         self.image = W.Image(format="png")
@@ -253,12 +256,11 @@ class BlockSizeExplorer(W.VBox):
 
     def redraw(self) -> None:
         p = next(p for p in self.points if p.block_size == self.slider.value)
-        self.readout.value = (
-            f"<p>block size <b>{p.block_size}</b>: empty slots in last blocks "
-            f"<b>{100 * p.held_empty:.1f}%</b> of all slots, "
-            f"<b>{p.table_entries_per_seq:.1f}</b> block-table entries per request, "
-            f"{p.mean_batch_size:.1f} requests running on average (SIMULATED)</p>"
-        )
+        readout = T.BLOCK_SIZE_READOUT.format(
+            block=p.block_size, empty=100 * p.held_empty, entries=p.table_entries_per_seq,
+            batch=p.mean_batch_size,
+        )  # fmt: skip
+        self.readout.value = f"<p>{readout}</p>"
         if p.block_size not in self._png:
             self._marker.set_xdata([p.block_size, p.block_size])
             self._png[p.block_size] = self._canvas.png(dynamic=[self._marker])
