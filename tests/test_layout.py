@@ -1,0 +1,112 @@
+"""The house: what each part of `paged` may import. Data and dependencies flow one way.
+
+Levels, lowest first; a module imports only from its own level or below, and no module imports
+itself back through a circle. Function-level imports count too (they are still arrows).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGED = ROOT / "paged"
+
+# (level, module-name prefixes). The taught modules sit at the top of paged/; the packages beside
+# them build on them; drawings sit above what they draw; course tooling above everything.
+LEVELS = [
+    (0, ("paged.errors", "paged.course.messages", "paged.course.fonts", "paged.facts")),
+    (1, ("paged.kv", "paged.workloads", "paged.contiguous", "paged.paging", "paged.trace")),
+    (2, ("paged.scheduler",)),
+    (3, ("paged.simulator", "paged.experiments", "paged.preemption_cost")),
+    (4, ("paged.attention",)),
+    (5, ("paged.model", "paged.exercises")),
+    (6, ("paged.viz",)),
+    (7, ("paged.course",)),
+    (8, ("paged",)),  # the package itself: importing from it runs everything
+]
+TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "scheduler", "simulator",
+          "experiments", "preemption_cost", "facts", "errors"}  # fmt: skip
+PACKAGES = {"attention", "model", "exercises", "viz", "course"}
+
+
+def level(module: str) -> int:
+    best = max((p for _, ps in LEVELS for p in ps if module == p or module.startswith(p + ".")),
+               key=len, default=None)  # fmt: skip
+    if best is None:
+        raise AssertionError(f"{module} has no level: add it to LEVELS")
+    return next(lv for lv, ps in LEVELS if best in ps)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """`paged` modules `path` imports, anywhere in it (relative imports resolved)."""
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("paged")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                name = f"{base}.{node.module}" if node.module else base
+            else:
+                name = node.module or ""
+            if name.startswith("paged"):  # `from X import a`: X.a if that is a module, else X
+                out |= {f"{name}.{a.name}" if _is_module(f"{name}.{a.name}") else name
+                        for a in node.names}  # fmt: skip
+    return {m for m in out if _is_module(m)} - {me}
+
+
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+MODULES = {module_name(p): p for p in sorted(PAGED.rglob("*.py"))}
+GRAPH = {m: imports(p) for m, p in MODULES.items()}
+
+
+def test_top_of_paged_holds_the_taught_modules_and_the_packages():
+    top = {p.stem for p in PAGED.glob("*.py")} - {"__init__"}
+    assert top == TAUGHT
+    assert {p.name for p in PAGED.iterdir() if (p / "__init__.py").exists()} == PACKAGES
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.endswith("__init__")
+                                          and m != "paged"), ids=str)  # fmt: skip
+def test_no_import_runs_back_up(module):
+    # A package's __init__ may re-export what lies inside it, and paged/__init__ everything.
+    up = sorted(m for m in GRAPH[module] if level(m) > level(module))
+    assert not up, f"{module} (level {level(module)}) imports higher modules: {up}"
+
+
+def test_no_circles():
+    seen, stack = set(), []
+
+    def visit(m):
+        if m in stack:
+            raise AssertionError(" -> ".join(stack[stack.index(m):] + [m]))
+        if m in seen:
+            return
+        stack.append(m)
+        for n in GRAPH.get(m, ()):
+            if not (n == "paged" or MODULES[n].name == "__init__.py"):  # re-exports excluded
+                visit(n)
+        stack.pop()
+        seen.add(m)
+
+    for m in GRAPH:
+        visit(m)
+
+
+@pytest.mark.parametrize("path", sorted(PAGED.rglob("*.py")), ids=lambda p: p.name)
+def test_modules_say_what_they_are_for(path):
+    """Every module opens with a docstring (purpose, references), DESIGN's style."""
+    tree = ast.parse(path.read_text())
+    assert ast.get_docstring(tree), f"{path} has no module docstring"
