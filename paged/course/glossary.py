@@ -1,0 +1,65 @@
+"""The Korean edition's terminology: one Korean term per concept, and the variants it replaces.
+
+The guide's own terms win (조절점, 내부/외부 단편화, 논리/물리 블록, 블록 테이블). Code names
+(`fork`, `block_size`) stay as code. `tests/test_editions.py` fails when a Korean chapter or a
+Korean message uses a variant below; the README's glossary shows `TERMS`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# English term -> the one Korean term the course uses for it.
+TERMS = {
+    "KV cache": "KV 캐시",
+    "logical block": "논리 블록",
+    "physical block": "물리 블록",
+    "block table": "블록 테이블",
+    "slot mapping": "슬롯 매핑",
+    "internal fragmentation": "내부 단편화",
+    "external fragmentation": "외부 단편화",
+    "reservation": "예약",
+    "ref count": "참조 카운트",
+    "copy-on-write": "쓰기 시 복사",
+    "preemption": "선점",
+    "eviction": "축출",
+    "allocator": "할당자",
+    "checker": "채점기",
+    "step": "단계",
+    "batch": "배치",
+    "placement": "위치 선정",
+    "reference implementation": "참조 구현",
+    "end-to-end": "종단 간",
+    "knob (trade-off dial)": "조절점",
+    "baseline": "기준선",
+    "running max (online softmax)": "지금까지의 최댓값",
+    "you (the learner)": "여러분",
+}
+
+# A variant -> what to write instead. Regular expressions, matched outside `code spans`.
+FORBIDDEN = {
+    r"할당기": "할당자",
+    r"검사기": "채점기",
+    r"체커": "채점기",
+    r"스텝": "단계",
+    r"당신": "여러분",
+    r"포크": "fork",
+    r"레퍼런스": "참조 구현",
+    r"엔드투엔드": "종단 간",
+    r"조절 ?손잡이": "조절점",
+    r"다이얼": "조절점",
+    r"베이스라인": "기준선",
+    r"내보내": "축출",
+    r"배치\(placement\)": "위치 선정(placement)",
+    r"실행 (?:최댓값|최대값|합|max|state|상태)": "지금까지의 최댓값 / 누적 합 / 누적 상태",
+    r"\d(?:\.\d+)?× ?(?=[가-힣])": "N배 (× only between numbers)",
+}
+
+_CODE = re.compile(r"`[^`]*`|```.*?```", re.S)
+
+
+def variants(text: str) -> list[tuple[str, str]]:
+    """(variant found, preferred term) for every forbidden variant in `text` outside code."""
+    prose = _CODE.sub(" ", text)
+    return [(m.group(0), fix) for pattern, fix in FORBIDDEN.items()
+            for m in re.finditer(pattern, prose)]  # fmt: skip
