@@ -1,8 +1,14 @@
-"""Checkers for attention through a block table, in PyTorch (chapters 5 and 7)."""
+"""Checkers for attention through a block table, in PyTorch (chapters 5 and 7).
+
+The ground truth is the reference implementation, `paged.attention.reference`: `gather_kv` for
+the gather, and `paged_attention_ref` over a whole sequence for the split-K merge (its partial
+outputs are the same reference over each partition of the sequence).
+"""
 
 from __future__ import annotations
 
-from .core import run_cases
+from ..course.messages import msg
+from .core import by_case, run_cases, short
 
 __all__ = [
     "check_gather",
@@ -10,64 +16,201 @@ __all__ = [
 ]
 
 
+def _address_cache(num_blocks, block_size, heads=2, head_dim=3):
+    """A cache whose numbers tell where they are: slot + (head * head_dim + d) / 100."""
+    import torch
+
+    slots = torch.arange(num_blocks * block_size, dtype=torch.float32)
+    cols = torch.arange(heads * head_dim, dtype=torch.float32) / 100
+    return (slots[:, None] + cols[None, :]).view(num_blocks, block_size, heads, head_dim)
+
+
+def _gather_cases():
+    import torch
+
+    cache, ones = _address_cache(9, 4), _address_cache(12, 1)  # block sizes 4 and 1
+    rows = [torch.tensor([7, 2, 5, -1, -1]), torch.tensor([0, 8, -1, -1, -1]),
+            torch.tensor([3, 1, 6, 4, -1], dtype=torch.int32)]  # fmt: skip
+    shuffled = torch.tensor([11, 4, 0, 9, 2, 7, -1])
+    return [(cache, rows[0], 10), (cache, rows[1], 8), (cache, rows[2], 13), (cache, rows[0], 1),
+            (ones, shuffled, 6), (cache, rows[1], 0)]  # fmt: skip
+
+
+def _show_rows(value) -> str:
+    """A gathered tensor as the cache slots its rows came from (the cache encodes them)."""
+    import torch
+
+    if not isinstance(value, torch.Tensor) or value.dim() != 3 or not value.is_floating_point():
+        return short(value)
+    slots = value[:, 0, 0].floor().long().tolist() if value.numel() else []
+    return f"shape {tuple(value.shape)}, rows from slots {short(slots, 100)}"
+
+
+def _used(row, n, bs):
+    return row[: -(-n // bs)].long()
+
+
+_GATHER_MISTAKES = (
+    (lambda c, row, n: c.flatten(0, 1)[:n], msg(
+        "read through the table: logical block i lives in physical block block_table[i], not in "
+        "block i.",
+        "블록 테이블을 거쳐 읽으세요. 논리 블록 i는 블록 i가 아니라 물리 블록 block_table[i]에 "
+        "있습니다.")),
+    (lambda c, row, n: c[_used(row, n, c.shape[1])].flatten(0, 1), msg(
+        "the last block is only partly filled: keep the first seq_len rows.",
+        "마지막 블록은 일부만 찼습니다. 앞의 seq_len개 행만 남기세요.")),
+    (lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:n], msg(
+        "you dropped the partly filled last block: its tokens count too, so a sequence uses "
+        "ceil(seq_len / block_size) blocks.",
+        "일부만 찬 마지막 블록을 빠뜨렸습니다. 그 블록의 토큰도 세야 하므로 시퀀스는 "
+        "ceil(seq_len / block_size)개 블록을 씁니다.")),
+    (lambda c, row, n: c[_used(row, n, c.shape[1]).sort().values].flatten(0, 1)[:n], msg(
+        "read the blocks in the table's order, not sorted by id: logical block i is "
+        "block_table[i], whatever its id.",
+        "블록을 id 순서가 아니라 테이블 순서대로 읽으세요. 논리 블록 i는 id와 상관없이 "
+        "block_table[i]입니다.")),
+    (lambda c, row, n: __import__("torch").stack(
+        [c[int(row[p // c.shape[1]]), p % c.shape[1]] for p in range(n)]), msg(
+        "seq_len can be 0 (an empty sequence): return an empty (0, num_kv_heads, head_dim) "
+        "tensor; torch.stack of an empty list raises.",
+        "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
+        "빈 리스트에 torch.stack을 쓰면 예외가 납니다.")),
+)  # fmt: skip
+
+
 def check_gather(fn) -> bool:
     """fn(cache, block_table_row, seq_len) -> (seq_len, num_kv_heads, head_dim), logical order.
 
-    Chapter 5: a sequence's K (or V) read through its block table.
+    Chapter 5: a sequence's K (or V) read through its block table (entries past its last block
+    are -1). The truth: `paged.attention.reference.gather_kv`.
     """
     import torch
 
     from ..attention.reference import gather_kv
 
-    g = torch.Generator().manual_seed(5)
-    cache = torch.randn(9, 4, 2, 3, generator=g)  # (num_blocks, block_size, heads, head_dim)
-    rows = [torch.tensor([7, 2, 5, -1, -1]), torch.tensor([0, 8, -1, -1, -1]),
-            torch.tensor([3, 1, 6, 4, -1])]  # fmt: skip
-    cases = [(cache, rows[0], 10), (cache, rows[1], 8), (cache, rows[2], 13), (cache, rows[0], 1)]
-
-    def by_position(c, row, n):
-        return c.flatten(0, 1)[:n]
-
-    def no_trim(c, row, n):
-        return c[row[: -(-n // c.shape[1])].long()].flatten(0, 1)
-
     def same(got, want):
-        return (
-            isinstance(got, torch.Tensor) and got.shape == want.shape and torch.equal(got, want)
-        )
+        return isinstance(got, torch.Tensor) and got.shape == want.shape and torch.equal(got, want)
 
-    mistakes = [
-        (by_position, "read through the table: logical block i lives in physical block "
-                      "block_table[i], not in block i."),
-        (no_trim, "the last block is only partly filled: keep the first seq_len rows."),
-    ]  # fmt: skip
     def describe(args):
-        return f"block_table row {args[1].tolist()}, seq_len {args[2]}"
+        cache, row, n = args
+        return f"block_size {cache.shape[1]}, block_table row {row.tolist()}, seq_len {n}"
 
-    return run_cases("gather", fn, cases, gather_kv, mistakes, same=same, describe=describe)
+    return run_cases("gather", fn, _gather_cases(), gather_kv, _GATHER_MISTAKES, same=same,
+                     describe=describe, show=_show_rows)  # fmt: skip
+
+
+# (seed, number of scores, offset of the scores, partition cuts): the last case has scores, and
+# so log-sum-exps, in the hundreds, where exp() overflows float32 and float64.
+_MERGE_CASES = (
+    (0, 24, 0.0, (0, 8, 24)),
+    (1, 24, 0.0, (0, 1, 12, 24)),  # a one-token partition
+    (2, 24, 0.0, (0, 24)),  # one partition: the merge returns it
+    (3, 20, 0.0, (0, 7, 7, 20)),  # an empty partition: output zeros, lse -inf
+    (4, 24, 850.0, (0, 6, 16, 24)),
+)
+_HEAD_DIM = 4
+
+
+def _merge_pairs():
+    """(parts, answer): partial outputs and lse per partition; the answer, the whole sequence."""
+    import torch
+
+    from ..attention.reference import paged_attention_ref
+
+    pairs = []
+    for seed, n, offset, cuts in _MERGE_CASES:
+        g = torch.Generator().manual_seed(seed)
+        scores = offset + 2.0 * torch.randn(n, generator=g)
+        k = torch.randn(n, 1, 1, _HEAD_DIM, generator=g)  # block size 1: block t holds token t
+        k[:, 0, 0, 0] = scores  # with q = (1, 0, 0, 0) and scale 1, token t scores scores[t]
+        v = torch.randn(n, 1, 1, _HEAD_DIM, generator=g)
+        q = torch.zeros(1, 1, _HEAD_DIM)
+        q[0, 0, 0] = 1.0
+
+        def attend(positions, q=q, k=k, v=v):
+            table = torch.tensor([list(positions) or [0]], dtype=torch.int32)
+            lens = torch.tensor([len(positions)], dtype=torch.int32)
+            return paged_attention_ref(q, k, v, table, lens, scale=1.0)[0, 0]  # (head_dim,)
+
+        parts = []
+        for lo, hi in zip(cuts, cuts[1:], strict=False):
+            lse = torch.logsumexp(scores[lo:hi].double(), 0).float()
+            parts.append((attend(range(lo, hi)), lse))
+        pairs.append((parts, attend(range(n))))
+    return pairs
+
+
+def _as_tensor(fn, args):
+    """Call fn; compare its result as a float32 tensor (a list of floats will do)."""
+    import torch
+
+    raw = fn(*args)
+    try:
+        return raw, torch.as_tensor(raw, dtype=torch.float32)
+    except (TypeError, ValueError, RuntimeError):
+        return raw, raw
+
+
+def _merge_mistakes():
+    import math
+
+    import torch
+
+    def weighted(parts, weights, normalise=True):
+        total = sum(w * o for w, (o, _) in zip(weights, parts, strict=True))
+        return total / sum(weights) if normalise else total
+
+    def top(parts):
+        return max(float(lse) for _, lse in parts)
+
+    no_max = msg(
+        "exp(lse) overflows once the log-sum-exps are in the hundreds (here exp(850) is inf, "
+        "and inf / inf is NaN): subtract the largest lse from every lse before exp().",
+        "log-sum-exp가 수백이 되면 exp(lse)가 넘칩니다(여기서 exp(850)은 inf이고, inf / inf는 "
+        "NaN입니다). exp() 전에 모든 lse에서 가장 큰 lse를 빼세요.")
+    return (
+        (lambda parts: sum(o for o, _ in parts) / len(parts), msg(
+            "you averaged the partitions equally; each one counts by its share of the softmax "
+            "mass, which its lse tells.",
+            "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
+            "반영됩니다.")),
+        (lambda parts: weighted(parts, [lse for _, lse in parts]), msg(
+            "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
+            "partition's softmax mass, not the mass.",
+            "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
+            "그 질량의 로그입니다.")),
+        (lambda parts: weighted(parts, [lse.exp() for _, lse in parts]), no_max),
+        (lambda parts: weighted(parts, [math.exp(lse) for _, lse in parts]), no_max),
+        (lambda parts: weighted(parts, [(lse - torch.stack([x for _, x in parts]).exp().sum()
+                                         .log()).exp() for _, lse in parts], False), no_max),
+        (lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
+         msg("your weights do not add up to 1: divide by their sum.",
+             "가중치의 합이 1이 아닙니다. 가중치의 합으로 나누세요.")),
+        (lambda parts: max(parts, key=lambda p: float(p[1]))[0], msg(
+            "you kept only the partition with the largest lse; every partition contributes.",
+            "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.")),
+    )  # fmt: skip
 
 
 def check_merge_partitions(fn) -> bool:
-    """fn(list of (partial_out, lse)) -> merged softmax output (floats, split-K merge)."""
+    """fn(list of (partial_out, lse)) -> the merged output (split-K, chapter 7).
+
+    Each partition's partial_out is the softmax-weighted sum of V over its tokens, (head_dim,),
+    and lse the log-sum-exp of its scores (0-d; -inf for an empty partition). The truth:
+    `paged_attention_ref` over the whole sequence.
+    """
     import torch
 
-    g = torch.Generator().manual_seed(0)
-    scores, values = torch.randn(24, generator=g), torch.randn(24, 3, generator=g)
-    full = torch.softmax(scores, 0) @ values
-    for cuts in ([0, 8, 24], [0, 1, 12, 24], [0, 24]):
-        parts = []
-        for lo, hi in zip(cuts, cuts[1:], strict=False):
-            s = scores[lo:hi]
-            parts.append((torch.softmax(s, 0) @ values[lo:hi], torch.logsumexp(s, 0)))
-        try:
-            got = fn(parts)
-        except NotImplementedError:
-            got = None
-        if got is None:
-            print("merge_partitions: not yet: replace the stub and run again.")
-            return False
-        if not torch.allclose(torch.as_tensor(got, dtype=full.dtype), full, atol=1e-5):
-            print(f"merge_partitions: not quite for cuts {cuts}: got {got}, expected {full}.")
-            return False
-    print("merge_partitions: correct (3 ways of cutting 24 scores).")
-    return True
+    cases, truth = by_case([((parts,), want) for parts, want in _merge_pairs()])
+
+    def same(got, want):
+        return (isinstance(got, torch.Tensor) and got.shape == want.shape
+                and torch.allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True))  # fmt: skip
+
+    def describe(args):
+        lses = ", ".join(f"{float(lse):.2f}" for _, lse in args[0])
+        return f"{len(args[0])} partitions with lse [{lses}]"
+
+    return run_cases("merge_partitions", fn, cases, truth, _merge_mistakes(), same=same,
+                     describe=describe, observe=_as_tensor, show=short)  # fmt: skip
+

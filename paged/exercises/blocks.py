@@ -1,0 +1,214 @@
+"""Checkers for chapter 3: the slot mapping, wasted slots, and appending one token.
+
+The ground truth is `PagedAllocator` itself: each case is a pool built with its public methods
+(allocate, fork, append, free), and the expected answer is what the allocator does next. A
+learner's `free` list is the allocator's free list read back to front, so that `free.pop()`
+takes the block the allocator would take.
+"""
+
+from __future__ import annotations
+
+from ..course.messages import msg
+from ..paging import PagedAllocator
+from .core import by_case, named, run_cases
+
+__all__ = [
+    "check_append_slot",
+    "check_slot",
+    "check_wasted_slots",
+]
+
+
+def replay(num_blocks: int, block_size: int, ops, seed: int | None = None) -> PagedAllocator:
+    """A PagedAllocator after `ops`, each (method, *args): ("allocate", "s", 5), ("free", "s")."""
+    a = PagedAllocator(num_blocks, block_size, seed=seed)
+    for op, *args in ops:
+        getattr(a, op)(*args)
+    return a
+
+
+def free_list(a: PagedAllocator) -> list[int]:
+    """The learner's view of the free list: `free.pop()` takes the block the allocator takes."""
+    return list(reversed(a.free_block_ids))
+
+
+def check_slot(fn) -> bool:
+    """fn(block_table, block_size, position) -> flat slot index of that token (chapter 3)."""
+    pairs = []
+    for num_blocks, block_size, seed, num_tokens, positions in (
+        (40, 4, 7, 37, (0, 3, 4, 17, 36)), (12, 1, 3, 2, (1,)), (6, 16, 5, 16, (15,))
+    ):
+        a = replay(num_blocks, block_size, [("allocate", "s", num_tokens)], seed)
+        pairs += [((a.block_table("s"), block_size, p), a.slot("s", p)) for p in positions]
+    cases, truth = by_case(pairs)
+    mistakes = (
+        (lambda t, bs, p: p, msg(
+            "you returned the token's logical position; the slot lies in the physical block "
+            "that the block table names for it.",
+            "토큰의 논리 위치를 그대로 반환했습니다. 슬롯은 블록 테이블이 가리키는 물리 블록 "
+            "안에 있습니다.")),
+        (lambda t, bs, p: t[p // bs] + p % bs, msg(
+            "you added the offset to the block id itself; physical block b starts at slot "
+            "b * block_size.",
+            "오프셋을 블록 id에 바로 더했습니다. 물리 블록 b는 슬롯 b * block_size에서 "
+            "시작합니다.")),
+        (lambda t, bs, p: t[p // bs] * bs + p, msg(
+            "the offset inside the block is position % block_size; yours runs past the end of "
+            "the block.",
+            "블록 안의 오프셋은 position % block_size입니다. 여러분의 오프셋은 블록 끝을 "
+            "넘어갑니다.")),
+        (lambda t, bs, p: t[p] * bs + p % bs, msg(
+            "the block table has one entry per logical block, not per token: index it with the "
+            "token's logical block number.",
+            "블록 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다. 토큰의 논리 "
+            "블록 번호로 찾으세요.")),
+    )  # fmt: skip
+    return run_cases("slot", fn, cases, truth, mistakes,
+                     describe=named("block_table", "block_size", "position"))  # fmt: skip
+
+
+def check_wasted_slots(fn) -> bool:
+    """fn(num_tokens, block_size) -> empty slots in the sequence's last block (chapter 3)."""
+    cases = [(0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)]
+
+    def truth(num_tokens, block_size):  # the allocator's blocks for that many tokens
+        a = PagedAllocator(num_blocks=num_tokens // block_size + 1, block_size=block_size)
+        a.allocate("s", num_tokens)
+        return a.num_used_blocks * block_size - num_tokens
+
+    mistakes = (
+        (lambda n, bs: bs - n % bs, msg(
+            "a full last block (or no block at all) wastes nothing; you counted a whole block "
+            "of waste there.",
+            "꽉 찬 마지막 블록(또는 블록이 하나도 없는 경우)은 낭비가 없습니다. 그 경우에 블록 "
+            "하나만큼을 낭비로 셌습니다.")),
+        (lambda n, bs: n % bs, msg(
+            "you counted the filled slots of the last block; count its empty ones.",
+            "마지막 블록의 채워진 슬롯을 셌습니다. 빈 슬롯을 세세요.")),
+        (lambda n, bs: -(-n // bs) * bs, msg(
+            "you returned every slot the sequence holds; only the empty ones in its last block "
+            "are wasted.",
+            "시퀀스가 가진 슬롯 전체를 반환했습니다. 낭비는 마지막 블록의 빈 슬롯뿐입니다.")),
+    )  # fmt: skip
+    return run_cases("wasted_slots", fn, cases, truth, mistakes,
+                     describe=named("num_tokens", "block_size"))  # fmt: skip
+
+
+# (num_blocks, block_size, seed, ops): the sequence "s" gets one more token.
+_APPEND_STATES = (
+    (6, 4, 2, [("allocate", "s", 0)]),  # an empty table
+    (8, 4, 1, [("allocate", "s", 8)]),  # the last block is exactly full
+    (8, 4, 4, [("allocate", "s", 9)]),  # room in the last block
+    (5, 1, 6, [("allocate", "s", 3)]),  # block size 1: every token takes a block
+    (3, 4, 0, [("allocate", "s", 8)]),  # the last free block
+    (2, 4, 0, [("allocate", "s", 7)]),  # no free block, none needed
+    (12, 4, 3, [("allocate", "x", 5), ("allocate", "s", 12), ("free", "x")]),  # scattered ids
+    (4, 16, 8, [("allocate", "s", 31)]),  # the token fills the last slot of its block
+)
+
+
+def _append_pairs():
+    """(case, answer) per state: the answer is what PagedAllocator.append does to it."""
+    pairs = []
+    for num_blocks, block_size, seed, ops in _APPEND_STATES:
+        a = replay(num_blocks, block_size, ops, seed)
+        n = a.num_tokens("s")
+        case = (a.block_table("s"), n, block_size, free_list(a))
+        a.append("s", 1)
+        pairs.append((case, (a.slot("s", n), a.block_table("s"), free_list(a))))
+    return pairs
+
+
+def observe_append(fn, args):
+    """Call fn(table, num_tokens, block_size, free); compare (returned, table, free) afterwards."""
+    table, _, _, free = args
+    raw = fn(*args)
+    return raw, (raw, list(table), list(free))
+
+
+def show_append(value) -> str:
+    if not (isinstance(value, tuple) and len(value) == 3):
+        return repr(value)
+    slot, table, free = value
+    return f"{slot!r} (table {table}, free {free})"
+
+
+def _late(table, n, bs, free):
+    if n > len(table) * bs:
+        table.append(free.pop())
+    return table[-1] * bs + n % bs
+
+
+def _early(table, n, bs, free, into_new=False):
+    if n + 1 >= len(table) * bs:
+        table.append(free.pop())
+    return (table[-1] if into_new else table[n // bs]) * bs + n % bs
+
+
+def _not_empty(table, n, bs, free):
+    if n % bs == 0 and n > 0:
+        table.append(free.pop())
+    return table[-1] * bs + n % bs
+
+
+def _append_with(take_front=False, keep=True, offset=None, logical=False):
+    def wrong(table, n, bs, free):
+        block = None
+        if n == len(table) * bs:
+            block = free.pop(0) if take_front else free.pop()
+            if keep:
+                table.append(block)
+        if logical:
+            return n
+        block = table[-1] if block is None else block
+        return block * bs + (n if offset == "n" else n % bs)
+
+    return wrong
+
+
+_EARLY = msg(
+    "you took a new block one token early: the token that fills the last slot still goes into "
+    "the current block.",
+    "한 토큰 일찍 새 블록을 가져왔습니다. 마지막 빈 슬롯을 채우는 토큰은 아직 지금 블록에 "
+    "들어갑니다.")
+_APPEND_MISTAKES = (
+    (_not_empty, msg(
+        "an empty table has no last block: a sequence with 0 tokens needs a block too.",
+        "빈 테이블에는 마지막 블록이 없습니다. 토큰이 0개인 시퀀스도 블록이 필요합니다.")),
+    (_late, msg(
+        "when num_tokens is a multiple of block_size the last block is full: the new token "
+        "needs a new block, and you wrote it into the full one.",
+        "num_tokens가 block_size의 배수이면 마지막 블록은 꽉 차 있습니다. 새 토큰에는 새 블록이 "
+        "필요한데, 꽉 찬 블록에 썼습니다.")),
+    (_early, _EARLY),
+    (lambda *args: _early(*args, into_new=True), _EARLY),
+    (_append_with(offset="n"), msg(
+        "the offset inside the block is num_tokens % block_size; yours runs past the end of the "
+        "block.",
+        "블록 안의 오프셋은 num_tokens % block_size입니다. 여러분의 오프셋은 블록 끝을 "
+        "넘어갑니다.")),
+    (_append_with(take_front=True), msg(
+        "take the block with free.pop(), from the end of the list; free.pop(0) takes another "
+        "one.",
+        "블록은 free.pop()으로 리스트 끝에서 가져오세요. free.pop(0)은 다른 블록을 가져옵니다.")),
+    (_append_with(keep=False), msg(
+        "the new block belongs to the sequence now: append it to table.",
+        "새 블록은 이제 이 시퀀스의 것입니다. table에 추가하세요.")),
+    (_append_with(logical=True), msg(
+        "you returned the token's logical position; the slot is in the physical block the "
+        "table names.",
+        "토큰의 논리 위치를 반환했습니다. 슬롯은 table이 가리키는 물리 블록 안에 있습니다.")),
+)  # fmt: skip
+
+
+def check_append_slot(fn) -> bool:
+    """fn(table, num_tokens, block_size, free) -> slot of one more token (chapter 3).
+
+    Checks the returned slot and what fn did to `table` and `free`: a block is taken with
+    `free.pop()` and appended to `table` only when the last block is full or there is none.
+    The truth: `PagedAllocator.append` on the same state.
+    """
+    cases, truth = by_case(_append_pairs())
+    return run_cases("append_slot", fn, cases, truth, _APPEND_MISTAKES,
+                     describe=named("table", "num_tokens", "block_size", "free"),
+                     observe=observe_append, show=show_append)  # fmt: skip

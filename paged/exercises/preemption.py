@@ -1,0 +1,170 @@
+"""Checkers for chapter 9: which requests a decode step preempts, and what a swap costs.
+
+`pick_victims` is the build exercise: the scheduler's preemption rule, written by the learner.
+Of the two candidates (pick the victims, or count the blocks a swap moves) it is the one that
+holds the decisions: counting a swap is `blocks_held` summed over the victims once the victims are
+known, while picking them is the paper's policy itself (§4.5: "the latest requests are preempted
+first", and a victim loses all of its blocks, "all-or-nothing"). Its ground truth is
+`paged.scheduler.Scheduler`: each case is a real pool of running requests, and the answer is what
+one decode step of the scheduler preempts.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..course.messages import msg
+from ..paging import num_blocks_for
+from ..preemption_cost import CostModel
+from ..scheduler import Scheduler
+from ..workloads import Request
+from .core import by_case, named, run_cases
+
+__all__ = [
+    "check_pick_victims",
+    "check_swap_time",
+]
+
+# (block_size, [(req_id, blocks_held, blocks_needed)] in arrival order, free_blocks)
+_VICTIM_CASES = (
+    (4, [("A", 2, 1), ("B", 3, 0), ("C", 1, 1)], 2),  # enough free: nobody is preempted
+    (4, [("A", 2, 1), ("B", 1, 0)], 1),  # A takes the last free block
+    (4, [("A", 2, 1), ("B", 1, 1), ("C", 1, 1), ("D", 1, 1)], 1),  # D goes, then C preempts itself
+    (4, [("A", 1, 1), ("B", 1, 1), ("C", 1, 1), ("D", 5, 1)], 0),  # D's 5 blocks serve A, B, C
+    (4, [("A", 1, 0), ("B", 1, 1), ("C", 1, 0), ("D", 1, 0)], 0),  # only B needs a block
+    (4, [("A", 2, 0), ("B", 1, 0), ("C", 1, 1)], 0),  # C, the latest, preempts itself
+    (1, [("A", 3, 1), ("B", 2, 1), ("C", 4, 1), ("D", 1, 1), ("E", 2, 1)], 2),  # block size 1
+)
+
+
+def _victims_pair(block_size, running, free_blocks):
+    """(case, answer): the answer is what one decode step of the Scheduler preempts."""
+    ids = [r for r, _, _ in running]
+    requests = []
+    for i, (_, held, need) in enumerate(running):  # a prompt that ends exactly where it must
+        prompt_len = held * block_size - (0 if need else 1)
+        assert num_blocks_for(prompt_len, block_size) == held, (held, need, block_size)
+        requests.append(Request(i, prompt_len=prompt_len, output_len=2))
+    num_blocks = sum(held for _, held, _ in running) + free_blocks
+    s = Scheduler(requests, "paged", kv_slots=num_blocks * block_size, block_size=block_size,
+                  watermark=0.0)  # fmt: skip
+    s.step()  # step 0: every request is admitted and its prompt prefilled
+    assert len(s.running) == len(running) and s.allocator.num_free_blocks == free_blocks
+    preempted = s.step().preempted  # step 1: one decode step
+    case = (ids, {r: n for r, _, n in running}, free_blocks, {r: h for r, h, _ in running})
+    return case, [ids[i] for i in preempted]
+
+
+def _walk(earliest=False, self_only=False, free_all=True, consume=True, need_check=True,
+          skip_victims=True):  # fmt: skip
+    """The preemption walk with one slip, as a learner might write it."""
+
+    def wrong(running, needed, free, held):
+        alive, victims = list(running), []
+        for r in running:
+            if skip_victims and r not in alive:
+                continue
+            gone = False
+            while alive and (needed[r] > free if need_check else free == 0):
+                victim = r if self_only else alive[0] if earliest else alive[-1]
+                alive.remove(victim)
+                victims.append(victim)
+                free += held[victim] if free_all else 1
+                if victim == r:
+                    gone = True
+                    break
+            if not gone and consume:
+                free -= needed[r]
+        return victims
+
+    return wrong
+
+
+_VICTIM_MISTAKES = (
+    (_walk(earliest=True), msg(
+        "you preempted the earliest arrival; the paper preempts the latest one first (the end "
+        "of running).",
+        "가장 먼저 도착한 요청을 선점했습니다. 논문은 가장 늦게 도착한 요청(running의 끝)부터 "
+        "선점합니다.")),
+    (_walk(self_only=True), msg(
+        "the victim is the latest-arrived running request, which need not be the one that needs "
+        "the block.",
+        "선점되는 것은 가장 늦게 도착한 실행 중 요청이고, 블록이 필요한 요청과 다를 수 있습니다.")),
+    (_walk(free_all=False), msg(
+        "a victim gives back every block it holds (all-or-nothing), not just one.",
+        "선점된 요청은 가진 블록을 하나가 아니라 전부 돌려줍니다(all-or-nothing).")),
+    (_walk(consume=False), msg(
+        "each request that takes a block leaves one fewer free block for those after it.",
+        "블록을 가져간 요청이 있으면 뒤의 요청에게 남는 빈 블록이 하나 줄어듭니다.")),
+    (_walk(need_check=False), msg(
+        "a request whose last block still has room needs no new block: it never causes a "
+        "preemption, even when nothing is free.",
+        "마지막 블록에 자리가 남은 요청은 새 블록이 필요 없습니다. 빈 블록이 없어도 선점을 "
+        "일으키지 않습니다.")),
+    (_walk(skip_victims=False), msg(
+        "a preempted request leaves the running requests: it stores no token in this step, so "
+        "it takes no block and is not preempted twice.",
+        "선점된 요청은 실행 중 목록에서 빠집니다. 이번 단계에는 토큰을 저장하지 않으므로 블록을 "
+        "가져가지 않고, 두 번 선점되지도 않습니다.")),
+)  # fmt: skip
+
+
+def check_pick_victims(fn) -> bool:
+    """fn(running, blocks_needed, free_blocks, blocks_held) -> preempted req_ids, in order.
+
+    One decode step (chapter 9): `running` lists request ids in arrival order; each, in turn,
+    stores one token and needs `blocks_needed[r]` (0 or 1) new blocks for it; when fewer are
+    free, the latest-arrived running request is preempted and frees all `blocks_held` of its
+    blocks, until the request fits or was itself preempted. The truth: `Scheduler.step`.
+    """
+    cases, truth = by_case([_victims_pair(*c) for c in _VICTIM_CASES])
+
+    def same(got, want):
+        return isinstance(got, list | tuple) and list(got) == want
+
+    describe = named("running", "blocks_needed", "free_blocks", "blocks_held")
+    return run_cases("pick_victims", fn, cases, truth, _VICTIM_MISTAKES, same=same,
+                     describe=describe)  # fmt: skip
+
+
+def check_swap_time(fn) -> bool:
+    """fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s) -> seconds.
+
+    Chapter 9's cost model: one transfer per block, per layer, for K and for V; each costs a
+    fixed latency plus its bytes over the bandwidth. The truth: `CostModel.swap_time`.
+    """
+
+    def truth(nb, bs, bpt, layers, bw, lat):
+        model = CostModel(bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw,
+                          transfer_latency_s=lat)  # fmt: skip
+        return model.swap_time(nb, bs)
+
+    cases = [(10, 16, 819_200, 40, 25e9, 10e-6), (1, 1, 1000, 2, 1e6, 1e-3),
+             (7, 256, 131_072, 32, 25e9, 5e-6), (0, 16, 819_200, 40, 25e9, 10e-6)]  # fmt: skip
+    mistakes = [
+        (lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw, msg(
+            "each block moves as 2 x num_layers transfers (K and V of every layer), not one.",
+            "블록 하나는 한 번이 아니라 2 × num_layers번(모든 레이어의 K와 V) 전송됩니다.")),
+        (lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw, msg(
+            "you left out the fixed latency that every transfer pays.",
+            "전송마다 드는 고정 지연 시간을 빠뜨렸습니다.")),
+        (lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat, msg(
+            "you counted only the fixed latencies: the bytes themselves also take time to cross "
+            "PCIe.",
+            "고정 지연 시간만 셌습니다. 바이트 자체가 PCIe를 건너는 데도 시간이 걸립니다.")),
+        (lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat + nb * bs * bpt / bw, msg(
+            "K and V are separate transfers: 2 per block and layer.",
+            "K와 V는 따로 전송됩니다. 블록과 레이어마다 2번입니다.")),
+        (lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * (lat + bs * bpt / bw), msg(
+            "bytes_per_token already counts K and V of every layer: the bytes cross PCIe once, "
+            "only the latency is paid per transfer.",
+            "bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다. 바이트는 한 번만 "
+            "건너고, 전송마다 치르는 것은 지연 시간뿐입니다.")),
+    ]  # fmt: skip
+
+    def same(got, want):
+        return isinstance(got, int | float) and math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-15)
+
+    return run_cases("swap_time", fn, cases, truth, mistakes, same=same,
+                     describe=named("num_blocks", "block_size", "bytes_per_token", "num_layers",
+                                    "bytes_per_s", "latency_s"))  # fmt: skip

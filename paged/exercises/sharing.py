@@ -1,0 +1,177 @@
+"""Checkers for chapter 8: blocks shared by forked sequences, and copy-on-write.
+
+The ground truth is `PagedAllocator` itself: each case is a pool built by allocating, forking,
+appending and freeing, and the answer is what `append` (with its copy-on-write) does next.
+"""
+
+from __future__ import annotations
+
+from ..course.messages import msg
+from ..experiments import blocks_held_by_samples
+from ..workloads import Request
+from .blocks import free_list, replay
+from .core import by_case, named, run_cases
+
+__all__ = [
+    "check_blocks_after_fork",
+    "check_write_slot",
+]
+
+
+def check_blocks_after_fork(fn) -> bool:
+    """fn(prompt_len, num_samples, block_size) -> blocks in use once every sample wrote 1 token.
+
+    The prompt is prefilled, forked into num_samples samples and dropped; then each sample
+    writes its first token (copy-on-write where it shares a partly filled block).
+    """
+
+    def truth(prompt_len, num_samples, block_size):  # the allocator itself, one token each
+        request = Request(0, prompt_len=prompt_len, output_len=1)
+        return blocks_held_by_samples([request], num_samples, block_size=block_size)
+
+    cases = [(10, 3, 4), (8, 3, 4), (1, 4, 16), (33, 2, 16), (32, 5, 16), (7, 1, 8), (5, 3, 1)]
+    mistakes = [
+        (lambda p, n, bs: -(-p // bs) + n, msg(
+            "you kept the shared, partly filled last block on top of one private block per "
+            "sample; but the last sample to write finds it no longer shared and writes into it.",
+            "공유된, 일부만 찬 마지막 블록을 샘플마다 생긴 개인 블록과 별도로 셌습니다. "
+            "마지막으로 쓰는 샘플에게는 그 블록이 더는 공유되지 않으므로, 그 샘플은 그 블록에 "
+            "그대로 씁니다.")),
+        (lambda p, n, bs: n * -(-(p + 1) // bs), msg(
+            "forked samples share the prompt's full blocks: those are stored once, not once per "
+            "sample.",
+            "fork된 샘플들은 프롬프트의 꽉 찬 블록을 공유합니다. 그 블록은 샘플마다가 아니라 한 "
+            "번만 저장됩니다.")),
+        (lambda p, n, bs: -(-p // bs) + n - 1, msg(
+            "when the prompt fills its last block exactly, no sample can write into it: each "
+            "sample takes a new block.",
+            "프롬프트가 마지막 블록을 꽉 채우면 어느 샘플도 그 블록에 쓸 수 없습니다. 샘플마다 새 "
+            "블록을 하나씩 가져옵니다.")),
+        (lambda p, n, bs: -(-(p + 1) // bs), msg(
+            "every sample writes its own token, so each one needs a last block of its own.",
+            "샘플마다 자기 토큰을 쓰므로, 샘플마다 자기만의 마지막 블록이 필요합니다.")),
+    ]  # fmt: skip
+    return run_cases("blocks_after_fork", fn, cases, truth, mistakes,
+                     describe=named("prompt_len", "num_samples", "block_size"))  # fmt: skip
+
+
+# (num_blocks, block_size, seed, ops, seq): `seq` writes one more token.
+_WRITE_STATES = (
+    (8, 4, 1, [("allocate", "A", 6), ("fork", "A", "B")], "B"),  # shared, partly filled: copy
+    (8, 4, 2, [("allocate", "A", 8), ("fork", "A", "B")], "B"),  # shared but full: new block
+    (8, 4, 3, [("allocate", "A", 5)], "A"),  # private, room left: write in place
+    (8, 4, 4, [("allocate", "A", 4), ("allocate", "C", 3)], "A"),  # private and full
+    (8, 4, 5, [("allocate", "A", 6), ("fork", "A", "B"), ("append", "B", 1)], "A"),  # B copied
+    (9, 4, 6, [("allocate", "A", 3), ("fork", "A", "B"), ("fork", "A", "C")], "C"),  # 3 holders
+    (4, 4, 7, [("allocate", "A", 0)], "A"),  # an empty table
+    (8, 1, 8, [("allocate", "A", 3), ("fork", "A", "B")], "B"),  # block size 1: never a copy
+    (3, 4, 9, [("allocate", "A", 6), ("fork", "A", "B")], "B"),  # the copy takes the last block
+)
+
+
+def _refs(a) -> dict[int, int]:
+    return {b: a.ref_count(b) for b in range(a.num_blocks) if a.ref_count(b)}
+
+
+def _write_pairs():
+    """(case, answer) per state: the answer is what PagedAllocator.append does to it."""
+    pairs = []
+    for num_blocks, block_size, seed, ops, seq in _WRITE_STATES:
+        a = replay(num_blocks, block_size, ops, seed)
+        n = a.num_tokens(seq)
+        case = (a.block_table(seq), n, block_size, free_list(a), _refs(a))
+        copies = a.append(seq, 1)
+        ret = (a.slot(seq, n), copies[0] if copies else None)
+        pairs.append((case, (ret, a.block_table(seq), free_list(a), _refs(a))))
+    return pairs
+
+
+def observe_write(fn, args):
+    """Call fn(table, num_tokens, block_size, free, refs); compare all four afterwards."""
+    table, _, _, free, refs = args
+    raw = fn(*args)
+    ret = raw
+    if isinstance(raw, tuple | list) and len(raw) == 2 and isinstance(raw[1], tuple | list):
+        ret = (raw[0], tuple(raw[1]))  # a list [old, new] will do
+    counts = {b: c for b, c in refs.items() if c} if isinstance(refs, dict) else refs
+    return raw, (ret, list(table), list(free), counts)
+
+
+def show_write(value) -> str:
+    if not (isinstance(value, tuple) and len(value) == 4):
+        return repr(value)
+    ret, table, free, refs = value
+    refs = dict(sorted(refs.items())) if isinstance(refs, dict) else refs
+    return f"{ret!r} (table {table}, free {free}, refs {refs})"
+
+
+def _write_with(copy_full=False, decrement=True, new_count=1, copy_private=False,
+                swap_pair=False, full_count=1):  # fmt: skip
+    """A copy-on-write with one slip, as a learner might write it."""
+
+    def wrong(table, n, bs, free, refs):
+        pair = None
+        shared = bool(table) and (refs[table[-1]] > 1 or copy_private)
+        if shared and (n % bs or copy_full):
+            old, new = table[-1], free.pop()
+            table[-1] = new
+            refs[old] -= decrement
+            if new_count:
+                refs[new] = new_count
+            pair = (new, old) if swap_pair else (old, new)
+        if n == len(table) * bs:
+            table.append(free.pop())
+            if full_count:
+                refs[table[-1]] = full_count
+        return table[n // bs] * bs + n % bs, pair
+
+    return wrong
+
+
+_WRITE_MISTAKES = (
+    (_write_with(copy_full=True), msg(
+        "the shared last block is full, so the token starts a new block and nothing is written "
+        "into the shared one: no copy is needed.",
+        "공유된 마지막 블록이 꽉 찼으면 토큰은 새 블록에서 시작하고, 공유 블록에는 아무것도 쓰지 "
+        "않습니다. 복사할 필요가 없습니다.")),
+    (_write_with(decrement=False), msg(
+        "after the copy this sequence no longer holds the old block: lower its reference count "
+        "by one.",
+        "복사한 뒤에는 이 시퀀스가 옛 블록을 더 이상 갖고 있지 않습니다. 그 블록의 참조 카운트를 "
+        "하나 줄이세요.")),
+    (_write_with(new_count=2), msg(
+        "the copy belongs to this sequence alone: its reference count starts at 1, not 2.",
+        "복사본은 이 시퀀스만 갖습니다. 참조 카운트는 2가 아니라 1에서 시작합니다.")),
+    (_write_with(new_count=0), msg(
+        "the copy is held by this sequence: give it reference count 1 in refs.",
+        "복사본은 이 시퀀스가 갖고 있습니다. refs에서 참조 카운트를 1로 정하세요.")),
+    (_write_with(copy_private=True), msg(
+        "a block that only this sequence holds (count 1) is written in place: copy only when "
+        "another sequence holds it too.",
+        "이 시퀀스만 가진 블록(카운트 1)에는 그대로 씁니다. 다른 시퀀스도 그 블록을 가질 때만 "
+        "복사하세요.")),
+    (_write_with(swap_pair=True), msg(
+        "return the copy as (old, new): the block copied from first, then the block copied to.",
+        "복사는 (old, new) 순서로 반환하세요. 복사해 온 블록이 먼저, 복사해 간 블록이 "
+        "다음입니다.")),
+    (_write_with(full_count=0), msg(
+        "a block taken because the last one is full is held by this sequence too: give it "
+        "count 1 in refs.",
+        "마지막 블록이 꽉 차서 가져온 블록도 이 시퀀스가 갖습니다. refs에서 카운트를 1로 "
+        "정하세요.")),
+    (lambda *args: _write_with()(*args)[0], msg(
+        "return a pair: (slot, None), or (slot, (old, new)) after a copy.",
+        "쌍을 반환하세요: (slot, None), 또는 복사했다면 (slot, (old, new)).")),
+)  # fmt: skip
+
+
+def check_write_slot(fn) -> bool:
+    """fn(table, num_tokens, block_size, free, refs) -> (slot, None) or (slot, (old, new)).
+
+    Chapter 8's append with copy-on-write: checks the returned pair and what fn did to `table`,
+    `free` and `refs`. The truth: `PagedAllocator.append` after allocate/fork/append/free.
+    """
+    cases, truth = by_case(_write_pairs())
+    return run_cases("write_slot", fn, cases, truth, _WRITE_MISTAKES,
+                     describe=named("table", "num_tokens", "block_size", "free", "refs"),
+                     observe=observe_write, show=show_write)  # fmt: skip

@@ -1,0 +1,199 @@
+"""Checkers for the sizing chapters: KV bytes per token (1), Pow2 reservation (2), Fig. 2 (4).
+
+The ground truth is the library: `ModelSpec.bytes_per_token`, `ContiguousAllocator.reservation`
+and the breakdown that `simulate` reports for a run, given that run's own trace.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..contiguous import ContiguousAllocator
+from ..course.messages import msg
+from ..kv import PRESETS, ModelSpec, bytes_per_token
+from ..simulator import CATEGORIES, simulate
+from ..workloads import Request, sharegpt_like
+from .core import by_case, named, run_cases
+
+__all__ = [
+    "check_breakdown",
+    "check_bytes_per_token",
+    "check_pow2_reservation",
+]
+
+
+def check_bytes_per_token(fn) -> bool:
+    """fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1)."""
+    cases = [(s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()]
+    cases += [(1, 1, 1, 1), (3, 5, 7, 1)]
+
+    def truth(n, h, d, b):
+        return bytes_per_token(ModelSpec("case", num_layers=n, num_kv_heads=h, head_dim=d,
+                                         dtype_bytes=b))  # fmt: skip
+
+    mistakes = [
+        (lambda n, h, d, b: n * h * d * b, msg(
+            "K and V are both cached: you counted only one of them.",
+            "K와 V를 모두 저장합니다. 둘 중 하나만 셌습니다.")),
+        (lambda n, h, d, b: 2 * n * h * d, msg(
+            "you counted numbers, not bytes: each number takes dtype_bytes bytes.",
+            "바이트가 아니라 숫자 개수를 셌습니다. 숫자 하나는 dtype_bytes 바이트를 차지합니다.")),
+        (lambda n, h, d, b: 2 * h * d * b, msg(
+            "every layer keeps its own K and V: you counted one layer.",
+            "레이어마다 자기 K와 V를 따로 저장합니다. 한 레이어만 셌습니다.")),
+        (lambda n, h, d, b: 16 * n * h * d * b, msg(
+            "dtype_bytes is already in bytes: no factor of 8 for bits.",
+            "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.")),
+    ]  # fmt: skip
+    describe = named("num_layers", "num_kv_heads", "head_dim", "dtype_bytes")
+    return run_cases("bytes_per_token", fn, cases, truth, mistakes, describe=describe)
+
+
+def _pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def check_pow2_reservation(fn) -> bool:
+    """fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1)."""
+    cases = [(40, 25, 2048), (1, 1, 2048), (10, 64, 2048), (10, 65, 2048), (100, 700, 1000),
+             (300, 1500, 2048), (3, 5, 16), (7, 9, 2048)]  # fmt: skip
+
+    def truth(p, o, m):
+        return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
+
+    mistakes = [
+        (lambda p, o, m: min(_pow2(p + o), m), msg(
+            "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
+            "reserves 32 positions for outputs, on top of the prompt.",
+            "프롬프트 + 출력을 반올림했습니다. 논문은 출력만 반올림합니다. 실제 출력이 25이면 "
+            "프롬프트와 별도로 출력 자리 32개를 예약합니다.")),
+        (lambda p, o, m: min(p + (1 << o.bit_length()), m), msg(
+            "an output length that is already a power of two needs no rounding; yours moved it "
+            "up to the next one (64 → 128).",
+            "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
+            "으로 올렸습니다(64 → 128).")),
+        (lambda p, o, m: p + min(_pow2(o), m), msg(
+            "you capped the rounded output alone; the cap applies to the whole reservation, "
+            "prompt included.",
+            "반올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
+            "적용됩니다.")),
+        (lambda p, o, m: p + _pow2(o), msg(
+            "you never capped it: a reservation is at most max_seq_len slots.",
+            "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.")),
+        (lambda p, o, m: min(_pow2(o), m), msg(
+            "you left out the prompt: its slots are reserved too.",
+            "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.")),
+        (lambda p, o, m: min(p + 2 * o, m), msg(
+            "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
+            "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.")),
+        (lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m), msg(
+            "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
+            "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).")),
+    ]  # fmt: skip
+    return run_cases("pow2_reservation", fn, cases, truth, mistakes,
+                     describe=named("prompt_len", "output_len", "max_seq_len"))  # fmt: skip
+
+
+# Runs whose traces are the cases: (requests, policy, options); seeded, 7 to about 900 steps.
+_RUNS = (
+    ([Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)], "max",
+     dict(kv_slots=40, max_seq_len=20)),  # a handful of steps; request 2 waits
+    (sharegpt_like(12, seed=1), "paged", dict(kv_slots=2048, block_size=16)),  # many wait
+    ([Request(0, 5, 3), Request(1, 7, 2, arrival_time=6)], "paged",
+     dict(kv_slots=64, block_size=4)),  # nobody waits, and some steps are idle
+    (sharegpt_like(8, seed=2), "pow2", dict(kv_slots=4096)),
+)  # fmt: skip
+
+
+def _breakdown_pairs():
+    """(case, answer) per run: the case is its trace, the answer `simulate`'s breakdown."""
+    pairs = []
+    for requests, policy, options in _RUNS:
+        result = simulate(requests, policy, **options)
+        steps = [(s.usage, s.num_waiting, s.num_running) for s in result.trace]
+        pairs.append(((steps, result.kv_slots), tuple(result.breakdown[c] for c in CATEGORIES)))
+    return pairs
+
+
+def _loaded(steps, waited=True, busy=True):
+    chosen = [s for s in steps if s[1]] if waited else []
+    return chosen or ([s for s in steps if s[2]] if busy else steps)
+
+
+def _average(steps, kv_slots, divide_by=None):
+    return [sum(u[c] for u, _, _ in steps) / ((divide_by or len(steps)) * kv_slots)
+            for c in range(4)]  # fmt: skip
+
+
+_BREAKDOWN_MISTAKES = (
+    (lambda steps, kv: _average(steps, kv), msg(
+        "average only over the steps in which some request waits (memory is the limit then), "
+        "not over every step.",
+        "모든 단계가 아니라, 어떤 요청이 기다리는 단계(그때는 메모리가 한계입니다)만으로 "
+        "평균하세요.")),
+    (lambda steps, kv: _average(_loaded(steps, waited=False), kv), msg(
+        "when some request waits, only the steps in which one waits count; you averaged over "
+        "every busy step.",
+        "기다리는 요청이 있으면 기다린 단계만 셉니다. 여러분은 요청이 실행 중인 단계를 모두 "
+        "평균했습니다.")),
+    (lambda steps, kv: _average(_loaded(steps, busy=False), kv), msg(
+        "when nobody ever waits, fall back to the busy steps (some request running); you fell "
+        "back to every step, idle ones included.",
+        "아무도 기다리지 않았다면 요청이 실행 중인 단계로 평균합니다. 여러분은 쉬는 단계까지 "
+        "포함한 모든 단계로 평균했습니다.")),
+    (lambda steps, kv: _average([s for s in steps if s[1]], kv), msg(
+        "in a run where nobody ever waits there is no waiting step to average over: fall back "
+        "to the busy steps.",
+        "아무도 기다리지 않는 실행에는 평균할 대기 단계가 없습니다. 요청이 실행 중인 단계로 "
+        "대신 평균하세요.")),
+    (lambda steps, kv: [kv * f for f in _average(_loaded(steps), kv)], msg(
+        "return fractions of kv_slots, not slot counts.",
+        "슬롯 수가 아니라 kv_slots에 대한 비율을 반환하세요.")),
+    (lambda steps, kv: _average(_loaded(steps), kv, divide_by=len(steps)), msg(
+        "you summed the chosen steps but divided by the number of all steps: divide by the "
+        "number of steps you averaged over.",
+        "고른 단계만 더하고 전체 단계 수로 나눴습니다. 평균한 단계의 수로 나누세요.")),
+)  # fmt: skip
+
+
+def _fractions(fn, args):
+    """Call fn; compare its 4 numbers as a tuple of floats (a list, tuple or dict will do)."""
+    raw = fn(*args)
+    try:
+        values = raw.values() if isinstance(raw, dict) else raw
+        return raw, tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        return raw, raw
+
+
+def _same_fractions(got, want) -> bool:
+    return isinstance(got, tuple) and len(got) == 4 and all(
+        math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(g) and math.isnan(w))
+        for g, w in zip(got, want, strict=True)
+    )
+
+
+def _describe_run(args) -> str:
+    steps, kv_slots = args
+    if len(steps) <= 10:
+        rows = [(tuple(u), w, r) for u, w, r in steps]
+        return f"steps={rows}, kv_slots={kv_slots}"
+    return f"a run of {len(steps)} steps, kv_slots={kv_slots}"
+
+
+def check_breakdown(fn) -> bool:
+    """fn(steps, kv_slots) -> 4 fractions; steps = [(usage, num_waiting, num_running)].
+
+    Chapter 4's averaging behind every Fig. 2 bar: over the steps in which some request waits,
+    or over the busy steps if nobody ever waits. The cases are the traces of real runs and the
+    truth is the breakdown `simulate` reported for each.
+    """
+    cases, truth = by_case(_breakdown_pairs())
+    return run_cases("breakdown", fn, cases, truth, _BREAKDOWN_MISTAKES, same=_same_fractions,
+                     describe=_describe_run, observe=_fractions, show=_show_fractions)  # fmt: skip
+
+
+def _show_fractions(value) -> str:
+    if isinstance(value, tuple) and len(value) == 4 and all(isinstance(x, float) for x in value):
+        return repr(tuple(round(x, 4) for x in value))
+    return repr(value)
