@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import facts
+from ..course.messages import msg
+from ..preemption_cost import BLOCK_SIZES, CostModel, section_7_3
 from ..trace import CATEGORIES
 from .style import COLORS, POLICY_NAMES, _axes, legend_handles
 
@@ -124,30 +126,52 @@ def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, 
     return ax
 
 
+SWAP_LABEL = msg("swap out + in: {model}", "스왑 아웃 + 인: {model}")
+RECOMPUTE_LABEL = msg("recompute: {model}", "재계산: {model}")
+SWAP_CHEAPER = msg("swap cheaper from {size}", "{size}부터 스왑이 더 쌉니다")
+SWAP_NEVER_CHEAPER = msg("swap never cheaper", "스왑이 더 싼 블록 크기가 없습니다")
+BLOCK_SIZE_AXIS = msg("block size (tokens)", "블록 크기 (토큰)")
+PER_TOKEN_AXIS = msg("µs per preempted token", "선점된 토큰당 µs")
+PREEMPTION_TITLE = msg(
+    "Recovering a preempted token: SIMULATED cost model, the shape of Fig. 19(a)",
+    "선점된 토큰 하나를 되살리는 비용: SIMULATED 비용 모델, Fig. 19(a)의 모양",
+)
+MODEL_COLORS = ("#CC79A7", "#009E73", "#0072B2", "#E69F00")
 
-def draw_preemption_costs(
-    model, block_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256), ax=None, title=None
-):
+
+def draw_preemption_costs(models, block_sizes=BLOCK_SIZES, ax=None, title=None):
     """Swap (out + in) vs recompute time per preempted token, by block size (SIMULATED model).
 
-    The shape of the paper's Fig. 19(a): swapping pays a fixed cost per transfer, so it is
-    slow for small blocks; recomputation does not depend on the block size.
+    `models`: one `CostModel` or several (e.g. the fit to PAPER §7.3 and the modern host), one
+    colour each: swapping solid, recomputation dashed, and a mark where swapping becomes the
+    cheaper way back. The shape of the paper's Fig. 19(a): swapping pays a fixed cost per
+    transfer, so it is slow for small blocks; recomputation does not depend on the block size.
     """
-    ax = _axes(ax, (7, 3.6))
-    swap, recompute = zip(*(model.per_token(bs) for bs in block_sizes), strict=True)
-    ax.plot(block_sizes, [1e6 * s for s in swap], "o-", color="#CC79A7", label="swap out + in")
-    ax.plot(block_sizes, [1e6 * r for r in recompute], "s--", color="#009E73", label="recompute")
-    cross = next((bs for bs, s, r in zip(block_sizes, swap, recompute, strict=True) if s < r), None)
-    if cross is not None:
-        ax.axvline(cross, color="black", lw=1, alpha=0.5)
-        ax.text(cross, ax.get_ylim()[1] * 0.9, f" swap cheaper from {cross}", fontsize=10)
+    models = (models,) if isinstance(models, CostModel) else tuple(models)
+    if not models or len(models) > len(MODEL_COLORS):
+        raise ValueError(f"models: give 1 to {len(MODEL_COLORS)} CostModels, got {len(models)}")
+    curves = [section_7_3(m, block_sizes) for m in models]  # checks each model and the sizes
+    ax = _axes(ax, (8, 4.2))
+    for i, (model, c) in enumerate(zip(models, curves, strict=True)):
+        color, name = MODEL_COLORS[i], model.describe()
+        ax.plot(c.block_sizes, [1e6 * s for s in c.swap], "o-", color=color,
+                label=SWAP_LABEL.format(model=name))  # fmt: skip
+        ax.plot(c.block_sizes, [1e6 * r for r in c.recompute], "s--", color=color, alpha=0.8,
+                label=RECOMPUTE_LABEL.format(model=name))  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xticks(block_sizes, [str(b) for b in block_sizes])
-    ax.set_xlabel("block size (tokens)", fontsize=11)
-    ax.set_ylabel("µs per preempted token", fontsize=11)
-    ax.legend(fontsize=10, loc="lower left")
-    ax.set_title(
-        title or "Recovering a preempted token (SIMULATED cost model)", fontsize=11, loc="left"
-    )
+    top = ax.get_ylim()[1]
+    for i, c in enumerate(curves):
+        if c.crossover is None:
+            text, x = str(SWAP_NEVER_CHEAPER), c.block_sizes[0]
+        else:
+            text, x = SWAP_CHEAPER.format(size=c.crossover), c.crossover
+            ax.axvline(x, color=MODEL_COLORS[i], lw=1.2, ls=":")
+        ax.text(x, top / (1.45 ** (i + 1)), f" {text}", color=MODEL_COLORS[i], fontsize=10)
+    sizes = curves[0].block_sizes
+    ax.set_xticks(sizes, [str(b) for b in sizes])
+    ax.set_xlabel(str(BLOCK_SIZE_AXIS), fontsize=11)
+    ax.set_ylabel(str(PER_TOKEN_AXIS), fontsize=11)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=1, frameon=False)
+    ax.set_title(title or str(PREEMPTION_TITLE), fontsize=11, loc="left")
     return ax
