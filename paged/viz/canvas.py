@@ -12,6 +12,7 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..course.fonts import use_cjk_font
 from ..trace import CATEGORIES
 from .style import COLORS, LABELS
 
@@ -28,6 +29,7 @@ class Canvas:
     """
 
     def __init__(self, figsize, nrows=1, ncols=1, adjust=None, **subplot_kw):
+        use_cjk_font()  # the Korean edition's captions need Hangul glyphs
         self.fig = Figure(figsize=figsize, dpi=PNG_DPI)
         self._agg = FigureCanvasAgg(self.fig)
         axes = self.fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
