@@ -12,6 +12,31 @@ from ..preemption_cost import BLOCK_SIZES, CostModel, section_7_3
 from ..trace import CATEGORIES
 from .style import COLORS, POLICY_NAMES, _axes, legend_handles
 
+SHARE_AXIS = msg("share of all KV-cache slots (time average)",
+                 "전체 KV 캐시 슬롯 중 비율 (시간 평균)")  # fmt: skip
+BREAKDOWN_TITLE = msg("KV-cache usage by policy: SIMULATED vs PAPER (Fig. 2)",
+                      "정책별 KV 캐시 사용: SIMULATED vs PAPER (Fig. 2)")  # fmt: skip
+RUNNING_AXIS = msg("mean running requests", "평균 실행 중 요청 수")
+CAPACITY_TITLE = msg("Concurrent requests in the same KV memory (SIMULATED)",
+                     "같은 KV 메모리에서 동시에 실행되는 요청 (SIMULATED)")  # fmt: skip
+EMPTY_LABEL = msg("empty slots in last blocks (SIMULATED)", "마지막 블록의 빈 슬롯 (SIMULATED)")
+EMPTY_AXIS = msg("empty slots in last blocks (% of all)", "마지막 블록의 빈 슬롯 (전체 대비 %)")
+ENTRIES = msg("block-table entries per request", "요청당 블록 테이블 항목 수")
+KERNEL_LABEL = msg("kernel time, ms (MEASURED, {device})", "커널 시간, ms (MEASURED, {device})")
+KERNEL_AXIS = msg("kernel time (ms)", "커널 시간 (ms)")
+TRADEOFF_TITLE = msg("The block-size trade-off", "블록 크기의 절충")
+SWAP_LABEL = msg("swap out + in: {model}", "스왑 아웃 + 인: {model}")
+RECOMPUTE_LABEL = msg("recompute: {model}", "재계산: {model}")
+SWAP_CHEAPER = msg("swap cheaper from {size}", "{size}부터 스왑이 더 쌉니다")
+SWAP_NEVER_CHEAPER = msg("swap never cheaper", "스왑이 더 싼 블록 크기가 없습니다")
+BLOCK_SIZE_AXIS = msg("block size (tokens)", "블록 크기 (토큰)")
+PER_TOKEN_AXIS = msg("µs per preempted token", "선점된 토큰당 µs")
+PREEMPTION_TITLE = msg(
+    "Recovering a preempted token: SIMULATED cost model, the shape of Fig. 19(a)",
+    "선점된 토큰 하나를 되살리는 비용: SIMULATED 비용 모델, Fig. 19(a)의 모양",
+)
+MODEL_COLORS = ("#CC79A7", "#009E73", "#0072B2", "#E69F00")
+
 
 def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=None):
     """Stacked bars of the four categories: SIMULATED beside PAPER for each policy."""
@@ -47,10 +72,8 @@ def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=Non
     ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
     ax.set_xlim(0, 1)
     ax.set_xticks(np.linspace(0, 1, 6), [f"{int(100 * t)}%" for t in np.linspace(0, 1, 6)])
-    ax.set_xlabel("share of all KV-cache slots (time average)")
-    ax.set_title(
-        title or "KV-cache usage by policy: SIMULATED vs PAPER (Fig. 2)", fontsize=10, loc="left"
-    )
+    ax.set_xlabel(str(SHARE_AXIS))
+    ax.set_title(title or str(BREAKDOWN_TITLE), fontsize=10, loc="left")
     ax.legend(
         handles=legend_handles(),
         fontsize=8,
@@ -71,11 +94,9 @@ def draw_capacity(results: dict, ax=None, title=None):
     ax.bar(names, values, color=colors, edgecolor="black", lw=0.5)
     for i, v in enumerate(values):
         ax.text(i, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
-    ax.set_ylabel("mean running requests")
+    ax.set_ylabel(str(RUNNING_AXIS))
     ax.set_ylim(0, max(values) * 1.18)
-    ax.set_title(
-        title or "Concurrent requests in the same KV memory (SIMULATED)", fontsize=10, loc="left"
-    )
+    ax.set_title(title or str(CAPACITY_TITLE), fontsize=10, loc="left")
     return ax
 
 
@@ -87,21 +108,21 @@ def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, 
     ax = _axes(ax, (8, 3.8))
     bs = [p.block_size for p in points]
     empty = [100 * p.held_empty for p in points]
-    ax.plot(bs, empty, "o-", color="#444444", label="empty slots in last blocks (SIMULATED)")
+    ax.plot(bs, empty, "o-", color="#444444", label=str(EMPTY_LABEL))
     ax.set_xscale("log", base=2)
     ax.set_xticks(bs, [str(b) for b in bs])
-    ax.set_xlabel("block size (tokens)")
-    ax.set_ylabel("empty slots in last blocks (% of all)", color="#444444")
+    ax.set_xlabel(str(BLOCK_SIZE_AXIS))
+    ax.set_ylabel(str(EMPTY_AXIS), color="#444444")
     ax2 = ax.twinx()
     ax2.plot(
         bs,
         [p.table_entries_per_seq for p in points],
         "s--",
         color="#0072B2",
-        label="block-table entries per request",
+        label=str(ENTRIES),
     )
     ax2.set_yscale("log")
-    ax2.set_ylabel("block-table entries per request", color="#0072B2")
+    ax2.set_ylabel(str(ENTRIES), color="#0072B2")
     handles = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     if kernel_rows:
         ax3 = ax.twinx()
@@ -115,28 +136,16 @@ def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, 
             *zip(*pts, strict=True),
             "^:",
             color="#009E73",
-            label=f"kernel time, ms (MEASURED, {kernel_rows[0]['device']})",
+            label=KERNEL_LABEL.format(device=kernel_rows[0]["device"]),
         )
-        ax3.set_ylabel("kernel time (ms)", color="#009E73")
+        ax3.set_ylabel(str(KERNEL_AXIS), color="#009E73")
         handles += ax3.get_legend_handles_labels()[0]
     if highlight is not None:
         ax.axvline(highlight, color="black", lw=1, alpha=0.6)
     ax.legend(handles=handles, fontsize=8, loc="upper center")
-    ax.set_title(title or "The block-size trade-off", fontsize=10, loc="left")
+    ax.set_title(title or str(TRADEOFF_TITLE), fontsize=10, loc="left")
     return ax
 
-
-SWAP_LABEL = msg("swap out + in: {model}", "스왑 아웃 + 인: {model}")
-RECOMPUTE_LABEL = msg("recompute: {model}", "재계산: {model}")
-SWAP_CHEAPER = msg("swap cheaper from {size}", "{size}부터 스왑이 더 쌉니다")
-SWAP_NEVER_CHEAPER = msg("swap never cheaper", "스왑이 더 싼 블록 크기가 없습니다")
-BLOCK_SIZE_AXIS = msg("block size (tokens)", "블록 크기 (토큰)")
-PER_TOKEN_AXIS = msg("µs per preempted token", "선점된 토큰당 µs")
-PREEMPTION_TITLE = msg(
-    "Recovering a preempted token: SIMULATED cost model, the shape of Fig. 19(a)",
-    "선점된 토큰 하나를 되살리는 비용: SIMULATED 비용 모델, Fig. 19(a)의 모양",
-)
-MODEL_COLORS = ("#CC79A7", "#009E73", "#0072B2", "#E69F00")
 
 
 def draw_preemption_costs(models, block_sizes=BLOCK_SIZES, ax=None, title=None):
