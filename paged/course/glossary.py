@@ -63,3 +63,34 @@ def variants(text: str) -> list[tuple[str, str]]:
     prose = _CODE.sub(" ", text)
     return [(m.group(0), fix) for pattern, fix in FORBIDDEN.items()
             for m in re.finditer(pattern, prose)]  # fmt: skip
+
+
+# Chapter references: "이 코스의 3장", "이 코스의 2, 4, 9장", "가이드의 09장"; a bare "3장" is
+# ambiguous (the guide numbers its chapters 01, 02, ... and this course 0, 1, 2, ...).
+_REF = re.compile(r"(?<![0-9])[0-9]{1,2}장")
+_QUALIFIED = re.compile(
+    r"이 코스의 (?:[0-9]{1,2}장?(?:, | 및 |과 |와 |·|–|~))*[0-9]{1,2}장"
+    r"|가이드의 (?:0[0-9]장?(?:, | 및 |과 |와 |·|–|~))*0[0-9]장"
+)
+
+
+def unqualified_chapter_refs(text: str) -> list[str]:
+    """Every "N장" in `text` (outside code) that says neither 이 코스의 nor 가이드의."""
+    prose = _CODE.sub(" ", text)
+    covered = [m.span() for m in _QUALIFIED.finditer(prose)]
+    return [m.group(0) for m in _REF.finditer(prose)
+            if not any(a <= m.start() < b for a, b in covered)]  # fmt: skip
+
+
+# A gloss: a Korean term followed by its English original in parentheses, "블록 테이블(block
+# table)". The first use in a chapter is glossed; later uses are not.
+_GLOSS = re.compile(r"[가-힣]\s?\(([A-Za-z][A-Za-z \-/]{2,})\)")
+
+
+def repeated_glosses(chapter_text: str) -> dict[str, int]:
+    """English glosses that a chapter gives more than once: {term: times}."""
+    counts: dict[str, int] = {}
+    for m in _GLOSS.finditer(_CODE.sub(" ", chapter_text)):
+        term = m.group(1).strip().lower()
+        counts[term] = counts.get(term, 0) + 1
+    return {t: n for t, n in counts.items() if n > 1}
