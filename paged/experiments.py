@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import require_int
+from .facts import FIG15B_BEAM_SAVING  # noqa: F401  (chapter 9 imports it from here)
 from .paging import PagedAllocator, num_blocks_for
 from .simulator import SIM_POLICIES, SimResult, simulate
 from .workloads import Request
@@ -111,8 +112,6 @@ def blocks_held_by_samples(
     return total
 
 
-# PAPER Fig. 15b (OPT-13B, Alpaca, beam search): memory saved by sharing, % by beam width.
-FIG15B_BEAM_SAVING = {2: 37.56, 4: 53.13, 6: 55.16}
 SURVIVOR_RULES = ("random", "score")
 SCORE_VOCAB = 64  # candidate tokens per beam in the "score" rule's stand-in model
 

@@ -6,7 +6,8 @@ PagedAttention", SOSP 2023, arXiv:2309.06180. See shared FACTS.md for the page o
 
 PAPER = "Kwon et al., SOSP 2023 (arXiv:2309.06180)"
 
-# Fig. 2: average KV-cache usage (%) while serving, OPT-13B on one A100-40GB.
+# Fig. 2: average KV-cache usage (%) "during the experiment in §6.2" (the caption names no
+# single model or trace).
 # None: the paper shows no bar for that category. vLLM's remaining 3.7 % is not split.
 FIG2_BREAKDOWN = {
     "max": {
@@ -44,6 +45,11 @@ FIG2_SYSTEM_NAMES = {
 # §6.2, OPT-13B on ShareGPT: vLLM batches this many times more requests than ...
 BATCH_RATIO_VS_ORACLE = 2.2
 BATCH_RATIO_VS_MAX = 4.3
+
+# Fig. 13a (OPT-13B, ShareGPT): average number of batched requests.
+FIG13A_MEAN_BATCH = {"max": 7.00, "pow2": 9.81, "oracle": 13.62, "paged": 30.42}
+# Fig. 15b (OPT-13B, Alpaca, beam search): memory saved by sharing (%), by beam width.
+FIG15B_BEAM_SAVING = {2: 37.56, 4: 53.13, 6: 55.16}
 
 # §6.1 workloads: mean prompt / output tokens.
 SHAREGPT_MEANS = (161.31, 337.99)

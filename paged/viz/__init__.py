@@ -6,6 +6,7 @@ colours every drawing shares; `widgets` (ipywidgets, imported on its own) replay
 step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
 """
 
+from ..course.fonts import use_cjk_font
 from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, draw_preemption_costs
 from .kernel import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
@@ -18,6 +19,10 @@ from .tables import (
     pool_stripes,
     table_geometry,
 )
+
+# Before any figure exists: axes a chapter makes with plt.subplots() take the font family that
+# is current when they are made, and the Korean edition's titles need Hangul glyphs.
+use_cjk_font()
 
 __all__ = [
     "COLORS",
