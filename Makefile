@@ -65,10 +65,16 @@ screenshots: setup
 bench: setup
 	$(BIN)/python -m paged.course.sim_bench
 
-# On a CUDA machine, in one go (<= 7 min): GPU tests, registers/spills, benchmark sweep (MEASURED).
-.PHONY: gpu-check
+# On a CUDA machine, in one go (<= 7 min): GPU tests, registers/spills, the kernel variants side
+# by side, benchmark sweep (MEASURED). test-output/gpu-check/gpu_check.json is rewritten after
+# every step, so a run cut short keeps what it finished. Without CUDA: one line, exit status 2.
+.PHONY: gpu-check gpu-check-dry
 gpu-check: setup
-	$(BIN)/python -m paged.attention.gpu_check --out test-output/gpu-check
+	@$(BIN)/python -m paged.attention.gpu_check --out test-output/gpu-check
+
+# The same steps without a GPU: tiny shapes on Triton's CPU interpreter (plumbing, no numbers).
+gpu-check-dry: setup
+	$(BIN)/python -m paged.attention.gpu_check --dry-run --out test-output/gpu-check-dry
 
 # After forking: point every badge and setup cell at your repository (see README, Colab).
 .PHONY: colab-links colab-venv test-colab

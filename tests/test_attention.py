@@ -4,7 +4,10 @@ Without a GPU these run under Triton's CPU interpreter, so shapes stay small; wi
 test runs there on CUDA tensors, and the `gpu`-marked tests add large shapes. The launch
 choices for GPUs that are not here (tile, path, warps, stages, segments) are pure functions of
 the compute capability, tested for sm_75/sm_80/sm_90 here and compiled for them ahead of time
-(no GPU needed); the interpreter then runs the kernel with those choices. Tolerances:
+(no GPU needed); the interpreter then runs the kernel with those choices. Every kernel variant
+(`launch.VARIANTS`) runs the kernel cases below that touch what it changes: block boundaries
+(prefetched ids), split and merge (the balanced grid), fp32 and the CUDA-core path (base-2
+softmax with the scale folded into q), empty sequences, NaN in unused slots. Tolerances:
 fp32 runs ieee dot products in fp32, so only summation order differs: 1e-5. fp16 inputs
 (eps 2**-10 ~ 1e-3) have the softmax weights rounded to fp16 before P @ V and the output
 rounded to fp16, a few eps on outputs of size ~1: 5e-3. bf16 (eps 2**-7): 2e-2, GPU only.
@@ -19,14 +22,19 @@ import torch.nn.functional as F
 from paged.attention import backend, gather_kv, paged_attention, paged_attention_ref, steps
 from paged.attention.launch import (
     MAX_SEGMENTS,
+    VARIANTS,
+    balanced_plan,
     choose_num_segments,
     launch_config,
+    max_balanced_units,
     modelled_time,
+    programs_per_sm,
 )
 
 TOL = {torch.float32: 1e-5, torch.float16: 5e-3, torch.bfloat16: 2e-2}
 DEVICE = "cuda" if backend() == "cuda" else "cpu"
 pytestmark = pytest.mark.skipif(backend() == "unavailable", reason="Triton is not installed")
+OTHERS = [v for v in VARIANTS if v != "baseline"]  # the variants measured against the baseline
 
 
 def make_case(lens, block_size, num_q_heads, num_kv_heads, head_dim, dtype, **options):
@@ -65,13 +73,25 @@ def test_gather_kv_follows_the_block_table():
     assert got.tolist() == [8, 9, 2, 3, 10]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-@pytest.mark.parametrize("split", [False, True])
-@pytest.mark.parametrize("block_size", [1, 4, 16, 64])
-def test_kernel_lengths_around_block_boundaries(dtype, split, block_size):
+def split_for(variant, split):
+    """The balanced variants choose their own chunks: they take no split=False."""
+    return None if VARIANTS[variant].balanced else split
+
+
+F32, F16 = torch.float32, torch.float16
+BOUNDARY_CASES = [("baseline", d, s, b) for d in (F32, F16) for s in (False, True)
+                  for b in (1, 4, 16, 64)]  # fmt: skip
+BOUNDARY_CASES += [(v, d, s, b) for v in OTHERS
+                   for d, s, b in ((F32, True, 1), (F16, False, 16))]  # fmt: skip
+
+
+@pytest.mark.parametrize("variant, dtype, split, block_size", BOUNDARY_CASES)
+def test_kernel_lengths_around_block_boundaries(variant, dtype, split, block_size):
     lens = sorted({1, max(1, block_size - 1), block_size, block_size + 1, 2 * block_size + 3})
     case = make_case(lens, block_size, 4, 2, 32, dtype, seed=block_size)
-    out = paged_attention(*case, split=split, partition_size=16)
+    out = paged_attention(
+        *case, split=split_for(variant, split), partition_size=16, variant=variant
+    )
     assert_close(out, paged_attention_ref(*case), dtype)
 
 
@@ -165,6 +185,9 @@ def bad_inputs():
     yield "num_segments must be an int in \\[1, 4096\\], got 0", dict(num_segments=0)
     yield "num_segments=4 needs the split path", dict(num_segments=4, split=False)
     yield "dtype torch.int64 not in", dict(q=q.long(), k_cache=k.long(), v_cache=v.long())
+    yield "variant must be one of .*got 'fast'", dict(variant="fast")
+    yield "variant 'balanced' chooses its own chunks", dict(variant="balanced", split=False)
+    yield "variant 'combined' chooses its own chunks", dict(variant="combined", num_segments=2)
 
 
 @pytest.mark.parametrize("text, change", list(bad_inputs()), ids=[t for t, _ in bad_inputs()])
@@ -204,9 +227,17 @@ def test_launch_config_per_gpu():
     assert [launch_config(H100, d, 4, 512).tile for d in (64, 128, 256)] == [64, 32, 16]
     assert launch_config(H100, 128, 4, 16).tile == 16  # min(preferred, largest 2^k dividing)
     assert launch_config(None, 128, 4, 512).tile == 16  # the interpreter
-    # CUDA cores keep block_g x tile x block_d near 32 values a thread: smaller tiles for big groups
-    assert [launch_config(T4, 128, g, 512).tile for g in (1, 4, 8)] == [32, 8, 4]
+    # CUDA cores keep block_g x tile x block_d near 32 values a thread: smaller tiles for big
+    # groups, and never above 16 (a review found tile 64 compiling 24 s on 2 cores, spilling)
+    assert [launch_config(T4, 128, g, 512).tile for g in (1, 4, 8)] == [16, 8, 4]
+    assert max(launch_config(T4, d, 1, 512).tile for d in (16, 32, 64)) == 16
     assert launch_config(H100, 128, 4, 512, path="cuda_core", tile=2).tile == 2
+    # Prefetched ids free the pipeline's table stage: a 64-token tile, two buffers at 3 stages.
+    pre = launch_config(H100, 128, 4, 512, variant="prefetch")
+    assert (pre.tile, pre.num_stages, pre.variant) == (64, 3, "prefetch")
+    assert launch_config(H100, 256, 4, 512, variant="prefetch").tile == 32
+    assert launch_config(T4, 128, 4, 512, variant="combined").tile == 8  # CUDA cores: unchanged
+    assert launch_config(H100, 128, 4, 512).variant == "baseline"  # the default until measured
 
 
 def test_segments_follow_occupancy_and_length_without_cliffs():
@@ -235,44 +266,53 @@ def make_nan_padded_case(lens, block_size, dtype, seed=0):
     return (q, k, v, table, seq_lens), (q, *(c.view(shape) for c in dirty), table, seq_lens)
 
 
-@pytest.mark.parametrize("path", ["tensor_core", "cuda_core"])
-@pytest.mark.parametrize("split", [False, True])
-def test_empty_sequences_give_zeros_and_nan_in_unused_slots_is_never_read(path, split):
+NAN_CASES = [("baseline", p, s) for p in ("tensor_core", "cuda_core") for s in (False, True)]
+NAN_CASES += [(v, p, True) for v, p in zip(OTHERS, ["tensor_core", "cuda_core"] * 2, strict=True)]
+
+
+@pytest.mark.parametrize("variant, path, split", NAN_CASES)
+def test_empty_sequences_give_zeros_and_nan_in_unused_slots_is_never_read(variant, path, split):
     clean, dirty = make_nan_padded_case([0, 5, 0, 19], 4, torch.float32, seed=5)
     ref = paged_attention_ref(*clean)
+    opts = dict(split=split_for(variant, split), path=path, variant=variant)
     # check_values=False once: the launcher then never reads seq_lens (the issue's NaN case).
-    out = paged_attention(*dirty, split=split, partition_size=16, path=path, check_values=split)
+    out = paged_attention(*dirty, partition_size=16, check_values=split, **opts)
     assert not out.isnan().any()
     assert (out[0] == 0).all() and (out[2] == 0).all()
     assert_close(out, ref, torch.float32)
     only_empty = [t[:1] for t in dirty]
-    assert (paged_attention(*only_empty, split=split, path=path) == 0).all()
+    assert (paged_attention(*only_empty, **opts) == 0).all()
 
 
-@pytest.mark.parametrize(
-    "dtype, group", [(torch.float32, 1), (torch.float16, 4), (torch.float32, 8)]
-)
-def test_cuda_core_path_with_the_t4_launch(dtype, group):
-    """The sm_75 variant (products and tl.sum, group padded to a power of two only)."""
+T4_CASES = [("baseline", torch.float32, 1), ("baseline", torch.float16, 4)]
+# exp2 changes the CUDA-core arithmetic (scale folded into q); combined has every change.
+T4_CASES += [(v, torch.float32, 8) for v in ("baseline", "exp2", "combined")]
+
+
+@pytest.mark.parametrize("variant, dtype, group", T4_CASES)
+def test_cuda_core_path_with_the_t4_launch(variant, dtype, group):
+    """The sm_75 path (products and tl.sum, group padded to a power of two only)."""
     case = make_case([3, 21, 40], 8, 2 * group, 2, 32, dtype, seed=group)
-    cfg = launch_config(T4, 32, group, 32)
+    cfg = launch_config(T4, 32, group, 32, variant=variant)
     ref = paged_attention_ref(*case)
-    for split in (False, True):
-        out = paged_attention(*case, split=split, partition_size=32, path=cfg.path, tile=cfg.tile)
+    for split in dict.fromkeys(split_for(variant, s) for s in (False, True)):
+        out = paged_attention(*case, split=split, partition_size=32, path=cfg.path, tile=cfg.tile,
+                              variant=variant)  # fmt: skip
         assert_close(out, ref, dtype)
 
 
-@pytest.mark.parametrize("block_size", [1, 64])
-def test_gpu_tile_and_chunked_merge_under_the_interpreter(block_size):
+@pytest.mark.parametrize("variant, block_size", [("baseline", 1), ("baseline", 64),
+                                                 ("prefetch", 1), ("prefetch", 64)])  # fmt: skip
+def test_gpu_tile_and_chunked_merge_under_the_interpreter(variant, block_size):
     """The H100's tile for head_dim 64 (64 tokens), and more segments than one merge chunk."""
     case = make_case([280, 7], block_size, 2, 1, 64, torch.float16, seed=block_size)
-    cfg = launch_config(H100, 64, 2, 512)
+    cfg = launch_config(H100, 64, 2, 512, variant=variant)
     assert cfg.tile == 64 and -(-280 // 16) > 16
     ref = paged_attention_ref(*case)
-    out = paged_attention(*case, split=False, tile=cfg.tile)
+    out = paged_attention(*case, split=False, tile=cfg.tile, variant=variant)
     assert_close(out, ref, torch.float16)
-    out = paged_attention(*case, split=True, partition_size=16, num_segments=18)  # 2 chunks
-    assert_close(out, ref, torch.float16)
+    out = paged_attention(*case, split=True, partition_size=16, num_segments=18, variant=variant)
+    assert_close(out, ref, torch.float16)  # 18 segments: the merge reads 2 chunks of 16
 
 
 def test_wide_table_short_sequences_and_non_contiguous_q():
@@ -292,8 +332,87 @@ def test_wide_table_short_sequences_and_non_contiguous_q():
     assert_close(run.out, ref, torch.float32)
 
 
-def test_kernels_compile_ahead_of_time_for_t4_and_h100_without_spills():
-    """What the interpreter cannot show: the compiled code for sm_75 and sm_90, no GPU needed."""
+@pytest.mark.parametrize("variant", ["baseline", "combined"])
+def test_a_group_of_64_query_heads_per_kv_head(variant):
+    """GROUP 64 fills tl.dot's rows with real heads (wgmma on sm_90); tiny under the interpreter."""
+    case = make_case([7, 1, 20], 4, 64, 1, 16, torch.float32, seed=64)
+    out = paged_attention(*case, partition_size=16, variant=variant)
+    assert_close(out, paged_attention_ref(*case), torch.float32)
+
+
+def test_the_balanced_kernel_plans_its_chunks_like_the_python_plan():
+    """The plan the kernel writes for the merge == `launch.balanced_plan`, and it covers all."""
+    from paged.attention.balanced import launch_balanced
+    from paged.attention.kernel import launch
+
+    lens = [0, 1, 16, 17, 250, 40, 0, 96]
+    case = make_case(lens, 8, 4, 2, 16, torch.float32, seed=2)
+    ran = launch(*case, variant="balanced")
+    grid, tile = ran.num_segments, ran.config.tile
+    consts = dict(HEAD_DIM=16, BLOCK_D=16, BLOCK_SIZE=8, GROUP=2, BLOCK_G=16, TILE=tile,
+                  TENSOR_CORES=True, PRECISION="ieee", PREFETCH=False, EXP2=False,
+                  num_warps=4, num_stages=1)  # fmt: skip
+    *_, plan, _, _ = launch_balanced(*case, 0.25, consts)
+    want = balanced_plan(lens, 2, grid, tile)
+    assert plan.tolist() == [[first, count] for first, count, _ in want]
+    for n, (_, count, length) in zip(lens, want, strict=True):
+        assert length % tile == 0 and (count - 1) * length < n <= count * length or n == count == 0
+    units = 2 * sum(count for _, count, _ in want)
+    assert units > grid and units <= max_balanced_units(len(lens), 2, grid)  # programs loop
+    assert_close(ran.out, paged_attention_ref(*case), torch.float32)
+
+
+def test_one_wave_of_equal_chunks_when_the_gpu_is_large():
+    """On a GPU-sized grid the balanced plan gives each program about the same tokens."""
+    lens = [4096] * 33  # 33 sequences x 8 heads = 264 pairs: half of an H100's 528 slots
+    plan = balanced_plan(lens, 8, 528, 64)
+    assert {(count, length) for _, count, length in plan} == {(2, 2048)}  # 528 units: one wave
+    mixed = balanced_plan([100, 5000, 300, 9000], 8, 528, 64)
+    lengths = {length for _, count, length in mixed if count > 1}
+    assert max(lengths) <= 2 * min(lengths)  # long sequences cut into chunks of similar size
+
+
+def test_occupancy_from_registers_and_shared_memory():
+    # Compiled ahead of time (aot.py, sm_90, head_dim 128): baseline 96 registers and 38,144 B,
+    # combined 168 registers and 71,680 B. An H100 SM has 65,536 registers and 228 KiB.
+    assert programs_per_sm(96, 38144, 4) == 5
+    assert programs_per_sm(168, 71680, 4) == 3
+    assert programs_per_sm(96, 38144, 4, shared_per_sm=100 * 1024) == 2  # sm_86 / sm_89
+    assert programs_per_sm(32, 0, 1) == 32  # capped by the programs an SM can hold
+
+
+@pytest.mark.parametrize("variant, split", [("baseline", False), ("baseline", True),
+                                            ("balanced", None)])  # fmt: skip
+def test_unchecked_lengths_and_ids_stay_inside_memory(variant, split):
+    """check_values=False: a length past the table reads only the table; a -1 id reads block 0."""
+    q, k, v, table, lens = make_case([9, 6], 4, 4, 2, 32, torch.float32, seed=8)
+    capacity = table.shape[1] * 4  # 3 columns x 4 tokens
+    too_long = torch.tensor([capacity + 50, 6], dtype=torch.int32, device=lens.device)
+    holed = table.clone()
+    holed[1, 0] = -1
+    opts = dict(split=split, partition_size=16, check_values=False, variant=variant)
+    filled = torch.where(table >= 0, table, 0)  # -1 padding past the length: block 0 too
+    got = paged_attention(q, k, v, table, too_long, **opts)
+    want = paged_attention_ref(q, k, v, filled, torch.tensor([capacity, 6], dtype=torch.int32))
+    assert_close(got, want, torch.float32)
+    got = paged_attention(q, k, v, holed, lens, **opts)
+    assert_close(got, paged_attention_ref(q, k, v, torch.where(holed >= 0, holed, 0), lens),
+                 torch.float32)  # fmt: skip
+
+
+# What the interpreter cannot show: the code compiled for sm_75, sm_80 and sm_90, no GPU needed.
+# One process compiles everything the tests below read (Triton starts once).
+AOT_JOBS = dict(
+    defaults=[dict(sm=sm, head_dim=128, group=4) for sm in (75, 90)],
+    variants=[dict(sm=80, head_dim=128, group=4, variant=v, only_unsplit=True) for v in VARIANTS],
+    spilling=[dict(sm=80, head_dim=256, tile=32, num_warps=1, num_stages=1, only_unsplit=True)],
+    group_64=[dict(sm=90, head_dim=64, group=64, only_unsplit=True)],
+)
+
+
+@pytest.fixture(scope="module")
+def aot_rows():
+    """{job name: rows} from `aot.report_jobs`, compiled once for this module."""
     from pathlib import Path
 
     import triton
@@ -302,15 +421,56 @@ def test_kernels_compile_ahead_of_time_for_t4_and_h100_without_spills():
 
     if not (Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas").exists():
         pytest.skip("this Triton has no bundled ptxas")
-    rows = aot.report(sms=(75, 90), head_dim=128, group=4)
+    jobs = [(name, job) for name, listed in AOT_JOBS.items() for job in listed]
+    results = aot.report_jobs([job for _, job in jobs])
+    rows = {name: [] for name in AOT_JOBS}
+    for (name, _), found in zip(jobs, results, strict=True):
+        rows[name] += found
+    return rows
+
+
+def test_kernels_compile_ahead_of_time_for_t4_and_h100_without_spills(aot_rows):
+    from paged.attention import aot
+
+    rows = aot_rows["defaults"]
     assert [(r["sm"], r["kernel"], r["split"]) for r in rows] == [
         (sm, kernel, split)
         for sm in (75, 90)
         for kernel, split in (("attention", False), ("attention", True), ("merge", True))
     ]
     assert {r["path"] for r in rows if r["sm"] == 75} == {"cuda_core"}
-    assert all(r["local_bytes"] == 0 and r["registers"] <= 255 for r in rows)  # no spills
+    assert not any(map(aot.spills, rows)) and all(r["registers"] <= 255 for r in rows)
     assert all(r["num_stages"] == 5 for r in rows if r["sm"] == 90 and r["kernel"] == "attention")
+
+
+def test_the_spill_check_reads_stack_and_fails_on_a_spilling_config(aot_rows):
+    """Spills show in cuobjdump's STACK, not LOCAL: head_dim 256 on a single warp spills."""
+    from paged.attention import aot
+
+    row = aot.parse_resource_usage("Function k:\n  REG:255 STACK:1408 SHARED:0 LOCAL:0 TEXTURE:0")
+    assert row == dict(registers=255, stack_bytes=1408, local_bytes=0) and aot.spills(row)
+    (row,) = aot_rows["spilling"]
+    assert row["registers"] == 255 and row["stack_bytes"] > 0 and aot.spills(row)
+
+
+def test_every_variant_compiles_for_sm80_without_spills_at_its_defaults(aot_rows):
+    from paged.attention import aot
+
+    rows = aot_rows["variants"]
+    assert {r["variant"] for r in rows} == set(VARIANTS)
+    assert not [r for r in rows if aot.spills(r) or r["registers"] > 255]
+    assert {r["mma"] for r in rows} == {"mma"}  # tensor cores (mma.sync) on sm_80
+    assert {r["kernel"] for r in rows if VARIANTS[r["variant"]].balanced} == {"balanced"}
+    prefetch = [r for r in rows if r["variant"] == "prefetch" and r["kernel"] == "attention"]
+    assert {(r["tile"], r["num_stages"]) for r in prefetch} == {(64, 3)}
+    assert max(r["shared_bytes"] for r in rows) < 99 * 1024  # fits sm_86 / sm_89 too
+
+
+def test_a_group_of_64_compiles_to_wgmma_on_sm90(aot_rows):
+    from paged.attention import aot
+
+    (row,) = aot_rows["group_64"]
+    assert row["mma"] == "wgmma" and not aot.spills(row)
 
 
 gpu = pytest.mark.gpu
@@ -363,12 +523,28 @@ def test_gpu_cuda_core_path_and_wide_table():
 
 @gpu
 @needs_cuda
-@pytest.mark.parametrize("head_dim", [64, 128, 256])
-def test_gpu_default_launch_does_not_spill(head_dim):
+@pytest.mark.parametrize("variant", OTHERS)
+def test_gpu_every_variant_on_long_and_unequal_sequences(variant):
+    dtype = torch.bfloat16 if torch.cuda.get_device_capability() >= (8, 0) else torch.float16
+    case = make_case([0, 1, 1000, 4097, 9000, 77], 16, 32, 8, 128, dtype, seed=11)
+    ref = paged_attention_ref(*case)
+    for check_values in (True, False):
+        out = paged_attention(*case, check_values=check_values, variant=variant)
+        assert_close(out, ref, dtype)
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize(
+    "head_dim, variant",
+    [(64, "baseline"), (128, "baseline"), (256, "baseline")] + [(128, v) for v in OTHERS],
+)
+def test_gpu_default_launch_does_not_spill(head_dim, variant):
     from paged.attention.kernel import launch
 
     case = make_case([700, 3000], 16, 32, 8, head_dim, torch.float16)
-    for compiled in launch(*case, split=True).compiled:
+    split = None if VARIANTS[variant].balanced else True
+    for compiled in launch(*case, split=split, variant=variant).compiled:
         if not hasattr(compiled, "n_spills"):
             pytest.skip("this Triton's CompiledKernel has no n_spills")
         assert compiled.n_spills == 0 and compiled.n_regs <= 255

@@ -2,7 +2,9 @@
 
 On a CUDA machine the same plumbing runs there (FlexAttention compiled, the pinned SDPA and
 FlashAttention-2 baselines available); here FlexAttention's paged path runs eagerly on the CPU,
-which still checks that it computes the same attention as our reference.
+which still checks that it computes the same attention as our reference. Whatever fails in one
+row (a baseline on an older torch, a config too large for the GPU, the time budget) must become
+that row's note, never stop the benchmark.
 """
 
 import csv
@@ -10,8 +12,9 @@ import csv
 import pytest
 import torch
 
-from paged.attention import backend, bench, paged_attention_ref
+from paged.attention import backend, bench, paged_attention, paged_attention_ref
 from paged.attention.baselines import Unavailable, make_fa2_paged, make_flex_paged
+from paged.attention.bench_report import summary_lines
 
 DEVICE = "cuda" if backend() == "cuda" else "cpu"
 
@@ -46,50 +49,97 @@ def test_flex_attention_paged_path_equals_the_reference():
         make_fa2_paged(*case, max_seq_len=37)
 
 
+def fake_timer(fn):
+    fn()  # runs each variant once (the kernel under the interpreter)
+    return 2.0  # ms
+
+
+TINY = dict(batch=2, seq_len=20, num_q_heads=4, num_kv_heads=2, head_dim=32, timer=fake_timer,
+            device=DEVICE, compile_flex=False)  # fmt: skip
+
+
 def test_run_writes_rows_csv_and_png(tmp_path):
-    calls = []
-
-    def fake_timer(fn):
-        calls.append(fn())  # runs each variant once (the kernel under the interpreter)
-        return 2.0  # ms
-
+    seen = []
     rows = bench.run(
-        batch=2,
-        seq_len=20,
-        num_q_heads=4,
-        num_kv_heads=2,
-        head_dim=32,
-        block_sizes=(1, 16),
-        timer=fake_timer,
-        device=DEVICE,
-        sweep=dict(tile=(16,), num_warps=(2, 4)),
-        compile_flex=False,
-    )
-    variants = [(r["variant"], r["block_size"]) for r in rows]
+        **TINY, block_sizes=(1, 16), sweep=dict(tile=(16,), num_warps=(2, 4)),
+        variants=("baseline", "balanced"), shapes=("uniform", "mixed"), on_row=seen.append,
+    )  # fmt: skip
+    variants = [(r["variant"], r.get("kernel"), r["shape"], r["block_size"]) for r in rows]
     assert variants == [
-        ("triton_paged_shuffled", 16),
-        ("triton_paged_identity", 16),
-        ("triton_paged_shuffled", 1),
-        ("triton_paged_identity", 1),
-        ("torch_sdpa_contiguous", ""),
-        ("triton_paged_split", 16),
-        ("triton_paged_split", 16),
-        ("flex_paged", 16),
-        ("triton_paged_config", 16),
-        ("triton_paged_config", 16),
+        ("triton_paged_shuffled", None, "uniform", 16),  # the headline first
+        ("triton_paged_identity", None, "uniform", 16),
+        ("triton_variant", "baseline", "uniform", 16),  # then the variants, side by side
+        ("triton_variant", "balanced", "uniform", 16),
+        ("flex_paged", None, "uniform", 16),
+        ("triton_variant", "baseline", "mixed", 16),
+        ("triton_variant", "balanced", "mixed", 16),
+        ("torch_sdpa_contiguous", None, "uniform", ""),
+        ("triton_paged_split", None, "uniform", 16),
+        ("triton_paged_split", None, "uniform", 16),
+        ("triton_paged_shuffled", None, "uniform", 1),
+        ("triton_paged_identity", None, "uniform", 1),
+        ("triton_paged_config", None, "uniform", 16),
+        ("triton_paged_config", None, "uniform", 16),
     ]
+    assert seen == rows  # each row was handed on as soon as it was measured
     expected_gbps = round(bench.kv_bytes(2, 20, 2, 32, torch.float16) / 2e-3 / 1e9, 1)
     timed = [r for r in rows if "time_ms" in r]
-    assert all(r["gb_per_s"] == expected_gbps and float(r["max_abs_err"]) < 5e-3 for r in timed)
+    assert all(float(r["max_abs_err"]) < 5e-3 and r["within_tolerance"] for r in timed)
+    assert {r["gb_per_s"] for r in timed if r["shape"] == "uniform"} == {expected_gbps}
+    mixed = [r["kv_bytes"] for r in timed if r["shape"] == "mixed"]
+    assert mixed and max(mixed) < bench.kv_bytes(2, 20, 2, 32, torch.float16)  # shorter ones
+    # Same fake time everywhere: every variant is 1.0x the baseline and 1.0x FlexAttention.
+    assert {r["speedup_vs_baseline"] for r in rows if r["variant"] == "triton_variant"} == {1.0}
+    assert {r.get("speedup_vs_flex") for r in timed if r["shape"] == "uniform"
+            and r["variant"] == "triton_variant"} == {1.0}  # fmt: skip
     if DEVICE == "cpu":  # the pinned flash backend needs a GPU: a reason instead of a time
-        sdpa = rows[4]
+        sdpa = rows[7]
         assert "time_ms" not in sdpa and "needs a CUDA GPU" in sdpa["note"]
         assert all(r["label"].startswith("not a measurement") for r in rows)
-    assert calls[1].shape == (2, 4, 32)
+    lines = summary_lines(rows)
+    assert "best on uniform:" in lines[-2] and "balanced" in "\n".join(lines)
     bench.write_csv(rows, tmp_path / "b.csv")
     bench.plot(rows, tmp_path / "b.png", "test caption")
     assert len(list(csv.DictReader(open(tmp_path / "b.csv")))) == len(rows)
     assert (tmp_path / "b.png").stat().st_size > 10_000
+
+
+def test_no_failure_of_a_row_stops_the_benchmark(monkeypatch):
+    """An old torch's TypeError, an expectation that runs out of memory, a config too big for
+    the GPU's shared memory, the budget: each becomes a row with its reason."""
+    from triton.runtime.errors import OutOfResources
+
+    from paged.attention import gpu_check
+
+    def old_torch(*args, **kwargs):
+        raise TypeError("convert_logical_block_mask() got an unexpected keyword argument 'kv_len'")
+
+    def too_big(*args, tile=None, **kwargs):
+        if tile == 128:
+            raise OutOfResources(140288, 101376, "shared memory")
+        return paged_attention(*args, tile=tile, **kwargs)
+
+    monkeypatch.setattr(bench, "make_flex_paged", old_torch)
+    monkeypatch.setattr(bench, "paged_attention", too_big)
+    options = dict(block_sizes=(16,), variants=("baseline",), shapes=("uniform",))
+    rows = bench.run(**TINY, **options, sweep=dict(tile=(16, 128)))
+    flex = next(r for r in rows if r["variant"] == "flex_paged")
+    assert flex["note"].startswith("TypeError: convert_logical_block_mask")
+    small, big = [r for r in rows if r["variant"] == "triton_paged_config"]
+    assert big["note"].startswith("skipped: does not fit this GPU: out of resource: shared")
+    assert "time_ms" in small
+    assert gpu_check.failures(dict(bench=rows)) == []  # none of these is the kernel failing
+
+    def out_of_memory(*args):
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(bench, "paged_attention_ref", out_of_memory)
+    rows = bench.run(**TINY, **options, sweep={})
+    ours = [r for r in rows if r["variant"].startswith("triton")]
+    assert len(ours) == 5 and {r["note"] for r in ours} == {"RuntimeError: CUDA out of memory"}
+    assert len(gpu_check.failures(dict(bench=rows))) == 5  # our kernel unchecked: a failure
+    rows = bench.run(**TINY, **options, sweep={}, budget_s=1e-9)
+    assert {r["note"] for r in rows} == {"skipped: the time budget ran out"}
 
 
 def test_bench_refuses_without_a_gpu_or_bf16_below_sm80(monkeypatch):

@@ -1,12 +1,18 @@
-"""The one-shot GPU check: its refusal without a GPU, and its report plumbing on fake results."""
+"""The one-shot GPU check: its refusal without a GPU, its report plumbing on fake results, and
+its dry run (every step, tiny shapes, the CPU interpreter) end to end, whole and interrupted."""
 
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
-from paged.attention import gpu_check
+import pytest
+
+from paged.attention import gpu_check, gpu_tests
+from paged.attention.launch import VARIANTS
 
 LABEL = "MEASURED on NVIDIA H100 80GB HBM3"
 
@@ -39,11 +45,14 @@ def test_junit_totals_and_failed_names(tmp_path):
     assert got == dict(
         tests=3, failures=1, errors=0, skipped=1, failed=["tests.test_attention::test_b"]
     )
+    both = gpu_check.parse_junit([xml, xml])  # one file per pytest shard
+    assert both["tests"] == 6 and len(both["failed"]) == 2
 
 
 def fake_result():
     bench_row = dict(label=LABEL, device="NVIDIA H100 80GB HBM3", batch=64, seq_len=4096,
-                     num_q_heads=32, num_kv_heads=8, head_dim=128, dtype="float16")  # fmt: skip
+                     num_q_heads=32, num_kv_heads=8, head_dim=128, dtype="float16",
+                     shape="uniform")  # fmt: skip
     return dict(
         label=LABEL,
         environment=dict(device="NVIDIA H100 80GB HBM3", torch="2.13", triton="3.9"),
@@ -79,4 +88,111 @@ def test_report_files_are_labelled_measured_and_failures_are_found(tmp_path):
     del result["bench"][0]["time_ms"]
     result["tests"]["failed"] = ["tests.test_attention::test_b"]
     result["registers"].append(dict(error="ValueError: bad"))
-    assert len(gpu_check.failures(result)) == 3
+    result["bench"][1] |= dict(within_tolerance=False, max_abs_err="3.0e-01")
+    found = gpu_check.failures(result)
+    assert len(found) == 4 and found[-1].endswith("max_abs_err 3.0e-01 above tolerance")
+
+
+def test_no_step_can_stop_the_others_and_the_report_follows_every_step(tmp_path):
+    on_disk = []
+
+    def read_report():
+        return json.loads((tmp_path / "gpu_check.json").read_text())
+
+    def first(ctx, seconds):
+        return dict(ok=True)
+
+    def broken(ctx, seconds):
+        on_disk.append(read_report())
+        raise RuntimeError("a step that crashes")
+
+    def slow(ctx, seconds):
+        on_disk.append(read_report())
+        ctx.errors.append("c: a note of its own")
+        time.sleep(seconds + 0.5)  # runs past its cap, and so past the whole budget
+        return [1, 2]
+
+    shares = (("a", 0.2, first), ("b", 0.2, broken), ("c", 0.1, slow), ("late", 0.05, first))
+    steps = [gpu_check.Step(*step) for step in shares]  # of 6 s: 1.2, 1.2, 0.6 (+ the rest)
+    result = dict(label=LABEL, environment={}, errors=[], seconds={}, failures=[])
+    gpu_check.run_steps(steps, gpu_check.Context(tmp_path, LABEL), result, budget_s=6)
+    assert on_disk[0]["a"] == dict(ok=True) and "b" not in on_disk[0]
+    assert on_disk[1]["errors"] == ["b: RuntimeError: a step that crashes"]
+    report = read_report()
+    assert report["c"] == [1, 2] and "late" not in report
+    assert report["errors"] == [
+        "b: RuntimeError: a step that crashes",
+        "c: a note of its own",
+        "late: not run, the time budget ran out",
+    ]
+    assert report["failures"] == report["errors"]
+    assert set(report["seconds"]) == {"a", "b", "c", "late"}
+
+
+def test_shards_split_the_tests_left_after_deselection():
+    from types import SimpleNamespace
+
+    items, dropped = list("abcdefg"), []
+    config = SimpleNamespace(
+        getoption=lambda name: "1/3",
+        hook=SimpleNamespace(pytest_deselected=lambda items: dropped.extend(items)),
+    )
+    gpu_tests.pytest_collection_modifyitems(config, items)
+    assert items == ["b", "e"] and sorted(dropped) == list("acdfg")
+
+
+def test_pytest_cut_at_its_time_limit_still_leaves_junit_xml(tmp_path, monkeypatch):
+    tests = tmp_path / "test_cut.py"
+    tests.write_text("import time\n\ndef test_fast():\n    pass\n\n"
+                     "def test_slow():\n    time.sleep(120)\n")  # fmt: skip
+    monkeypatch.setattr(gpu_tests, "GRACE_S", 10)
+    start = time.monotonic()
+    got = gpu_tests.run_tests(tmp_path, timeout=16, paths=(str(tests),))
+    assert time.monotonic() - start < 40
+    assert (tmp_path / "pytest-0.xml").exists() and got["tests"] >= 1 and got["failures"] == 0
+    assert got["failed"] == ["pytest did not finish within 16 s (partial results)"]
+
+
+def dry_run(out, **popen):
+    args = [sys.executable, "-m", "paged.attention.gpu_check", "--dry-run", "--out", str(out)]
+    env = os.environ | {"CUDA_VISIBLE_DEVICES": ""}
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, **popen)  # fmt: skip
+
+
+def test_the_dry_run_runs_every_step_and_reports_after_each(tmp_path):
+    """No GPU: every step on tiny shapes; the report on disk holds each step once it is done."""
+    proc, done, lines = dry_run(tmp_path), [], []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("gpu_check: ") and " ... " not in line and "(up to" in line:
+            report = json.loads((tmp_path / "gpu_check.json").read_text())
+            done.append([s for s in ("tests", "registers", "bench") if s in report])
+    assert proc.wait(timeout=240) == 0, "".join(lines)[-3000:]
+    assert done == [[], ["tests"], ["tests", "registers"]]
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["label"].startswith("not a measurement") and report["failures"] == []
+    assert report["tests"]["tests"] == 2 and report["tests"]["shards"] == 1
+    assert {r.get("variant") for r in report["registers"]} >= set(VARIANTS)
+    side_by_side = [r for r in report["bench"] if r["variant"] == "triton_variant"]
+    assert {(r["kernel"], r["shape"]) for r in side_by_side if "time_ms" in r} == {
+        (v, s) for v in VARIANTS for s in ("uniform", "few_long", "mixed")
+    }
+    assert all("speedup_vs_baseline" in r for r in side_by_side)
+    assert any(line.startswith("  best on mixed:") for line in report["variant_summary"])
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"pytest-0.xml", "registers.csv", "bench_rows.jsonl",
+            "kernel_bench_cpu.csv", "kernel_bench_cpu.png"} <= names  # fmt: skip
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups")
+def test_an_interrupted_dry_run_keeps_the_steps_it_finished(tmp_path):
+    proc = dry_run(tmp_path, start_new_session=True)
+    for line in proc.stdout:
+        if line.startswith("gpu_check: registers"):
+            os.killpg(proc.pid, signal.SIGKILL)  # as a lease ending would: no clean-up at all
+            break
+    proc.wait(timeout=60)
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["environment"]["device"] == "CPU interpreter (dry run)"
+    assert report["tests"]["tests"] == 2 and "registers" not in report

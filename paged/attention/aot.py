@@ -1,15 +1,20 @@
 """Compile the kernels ahead of time for GPUs that are not here, and read their resource use.
 
     TRITON_INTERPRET=0 python -m paged.attention.aot [--sm 75 80 90] [--head-dim 128 --group 4]
+                                                     [--variant all | baseline prefetch ...]
 
 Triton's Linux wheel ships `ptxas` and `cuobjdump`, so compiling for sm_75, sm_80 or sm_90 needs
 no GPU. This shows what the CPU interpreter cannot: whether the kernels compile for that GPU at
-all, and the registers, shared memory and local memory (spills) each launch configuration of
-`launch.launch_config` costs. These are properties of the compiled code, not timings; the
-occupancy they imply still has to be confirmed on the GPU (`gpu_check` records the same
-numbers from real launches, MEASURED).
+all, and the registers, shared memory and spills each launch configuration and variant of
+`launch.launch_config` costs. Spills show up in cuobjdump's STACK (the per-thread stack frame
+that ptxas spills registers to; sm_75 at tile 64: `REG:255 STACK:1408 LOCAL:0`), not only in
+LOCAL, so `spills` counts both. These are properties of the compiled code, not timings; the
+occupancy they imply still has to be confirmed on the GPU: `launch_rows` records the same
+numbers from real launches there (MEASURED, `gpu_check`'s registers step).
 
-Compiling needs a process where TRITON_INTERPRET is not 1; `report` starts one when needed.
+Compiling needs a process where TRITON_INTERPRET is not 1; `report` and `report_jobs` start
+one. Every variant at its default launch, for the three GPUs (head_dim 128, group 4):
+    TRITON_INTERPRET=0 python -m paged.attention.aot --variant all
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-COLUMNS = ("kernel", "sm", "path", "dtype", "head_dim", "group", "split", "tile", "num_warps",
-           "num_stages", "registers", "shared_bytes", "local_bytes")  # fmt: skip
+COLUMNS = ("kernel", "sm", "variant", "path", "head_dim", "group", "split", "tile", "num_warps",
+           "num_stages", "mma", "registers", "stack_bytes", "local_bytes",
+           "shared_bytes")  # fmt: skip
+BALANCED_BLOCK_S = 64  # the balanced kernel's vector of seq_lens, compiled for 64 sequences
 
 
 def _compile(fn, sm: int, types: dict, constexprs: dict, num_warps: int, num_stages: int):
@@ -43,8 +51,25 @@ def _compile(fn, sm: int, types: dict, constexprs: dict, num_warps: int, num_sta
     )
 
 
+def parse_resource_usage(text: str) -> dict:
+    """Registers, stack and local bytes from `cuobjdump --dump-resource-usage` output."""
+    found = dict(re.findall(r"\b(REG|STACK|LOCAL):(\d+)", text))
+    if "REG" not in found:
+        raise ValueError(f"no REG:<n> in cuobjdump output: {text[:200]!r}")
+    return dict(
+        registers=int(found["REG"]),
+        stack_bytes=int(found.get("STACK", 0)),
+        local_bytes=int(found.get("LOCAL", 0)),
+    )
+
+
+def spills(row: dict) -> bool:
+    """Whether a compiled kernel spills registers (stack frame or local memory in use)."""
+    return row["stack_bytes"] > 0 or row["local_bytes"] > 0
+
+
 def _resources(compiled) -> dict:
-    """Registers and local (spill) bytes from cuobjdump; shared memory from Triton's metadata."""
+    """cuobjdump's registers, stack and local bytes; shared memory from Triton's metadata."""
     import triton
 
     tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
@@ -54,55 +79,69 @@ def _resources(compiled) -> dict:
         text = subprocess.run(
             [str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True, check=True
         ).stdout
-    found = dict(re.findall(r"(REG|LOCAL):(\d+)", text))
-    shared = compiled.metadata.shared  # dynamic shared memory: the pipeline's buffers
-    return dict(registers=int(found["REG"]), shared_bytes=shared, local_bytes=int(found["LOCAL"]))
+    ptx = compiled.asm["ptx"]  # which matrix instructions: Hopper's wgmma needs >= 64 rows
+    mma = "wgmma" if "wgmma" in ptx else "mma" if "mma.sync" in ptx else "fma"
+    # Dynamic shared memory: the pipeline's buffers.
+    return parse_resource_usage(text) | dict(shared_bytes=compiled.metadata.shared, mma=mma)
 
 
-def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16, **overrides):
-    """Compile the attention kernel (unsplit, split) and the merge for one GPU; one row each."""
+def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16,
+                 variant="baseline", only_unsplit=False, **overrides) -> list[dict]:  # fmt: skip
+    """Compile one variant's attention kernel(s) and its merge for one GPU; one row each.
+
+    `only_unsplit`: the unsplit attention kernel alone (a quicker check of one configuration).
+    """
     import triton
 
-    from . import kernel
-    from .launch import launch_config
+    from . import balanced, kernel
+    from .launch import MAX_SEGMENTS, VARIANTS, launch_config
 
     if kernel.INTERPRETED:
         raise RuntimeError("TRITON_INTERPRET=1 is set: compile in a process without it")
-    cfg = launch_config((sm // 10, sm % 10), head_dim, group, 512, **overrides)
+    cfg = launch_config((sm // 10, sm % 10), head_dim, group, 512, variant=variant, **overrides)
+    chosen = VARIANTS[variant]
     block_d = max(16, triton.next_power_of_2(head_dim))
-    ptr, rows = "*" + dtype, []
+    ptr = "*" + dtype
     types = dict(out_ptr=ptr, q_ptr=ptr, k_ptr=ptr, v_ptr=ptr, part_out_ptr="*fp32",
                  part_lse_ptr="*fp32", block_table_ptr="*i32", seq_lens_ptr="*i32",
-                 scale="fp32")  # fmt: skip
-    types = {n: types.get(n, "i32") for n in kernel._paged_attention_kernel.arg_names} | types
-    base = dict(kernel="attention", sm=sm, path=cfg.path, dtype=dtype, head_dim=head_dim,
+                 plan_ptr="*i32", scale="fp32")  # fmt: skip
+    base = dict(sm=sm, variant=variant, path=cfg.path, dtype=dtype, head_dim=head_dim,
                 group=group, tile=cfg.tile, num_warps=cfg.num_warps,
                 num_stages=cfg.num_stages)  # fmt: skip
-    for split in (False, True):
-        constexprs = dict(
-            HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_SIZE=block_size, GROUP=group,
-            BLOCK_G=cfg.block_g, TILE=cfg.tile, SPLIT=split,
-            TENSOR_CORES=cfg.path == "tensor_core", PRECISION="tf32",
-        )  # fmt: skip
+    common = dict(
+        HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_SIZE=block_size, GROUP=group,
+        BLOCK_G=cfg.block_g, TILE=cfg.tile, TENSOR_CORES=cfg.path == "tensor_core",
+        PRECISION="tf32", PREFETCH=chosen.prefetch, EXP2=chosen.exp2,
+    )  # fmt: skip
+    if chosen.balanced:
+        fn = balanced._paged_attention_balanced_kernel
+        launches = [
+            ("balanced", True, common | dict(BLOCK_S=BALANCED_BLOCK_S, MAX_CHUNKS=MAX_SEGMENTS))
+        ]
+    else:
         fn = kernel._paged_attention_kernel
-        compiled = _compile(fn, sm, types, constexprs, cfg.num_warps, cfg.num_stages)
-        rows.append(base | dict(split=split) | _resources(compiled))
+        splits = (False,) if only_unsplit else (False, True)
+        launches = [("attention", split, common | dict(SPLIT=split)) for split in splits]
+    rows = []
+    for name, split, constexprs in launches:
+        arg_types = {n: types.get(n, "i32") for n in fn.arg_names}
+        compiled = _compile(fn, sm, arg_types, constexprs, cfg.num_warps, cfg.num_stages)
+        rows.append(dict(kernel=name, split=split) | base | _resources(compiled))
+    if only_unsplit:
+        return rows
     merge = kernel._merge_segments_kernel
-    types = {n: "i32" for n in merge.arg_names} | dict(
-        out_ptr=ptr, part_out_ptr="*fp32", part_lse_ptr="*fp32", seq_lens_ptr="*i32"
-    )
-    constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=kernel.MERGE_CHUNK)
-    compiled = _compile(merge, sm, types, constexprs, 4, 1)
-    merge_row = base | dict(kernel="merge", split=True, tile="", num_warps=4, num_stages=1)
-    rows.append(merge_row | _resources(compiled))
+    constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=kernel.MERGE_CHUNK,
+                      BALANCED=chosen.balanced)  # fmt: skip
+    compiled = _compile(merge, sm, {n: types.get(n, "i32") for n in merge.arg_names},
+                        constexprs, 4, 1)  # fmt: skip
+    merge_row = base | dict(tile="", num_warps=4, num_stages=1)
+    rows.append(dict(kernel="merge", split=True) | merge_row | _resources(compiled))
     return rows
 
 
-def report(sms=(75, 80, 90), timeout=300, **shape) -> list[dict]:
-    """`compile_rows` for each sm, in a fresh process with TRITON_INTERPRET=0."""
-    args = [sys.executable, "-m", "paged.attention.aot", "--json", "--sm", *map(str, sms)]
-    for key, value in shape.items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
+def report_jobs(jobs: list[dict], timeout=300) -> list[list[dict]]:
+    """`compile_rows(**job)` for each job, all in one fresh process with TRITON_INTERPRET=0."""
+    args = [sys.executable, "-m", "paged.attention.aot", "--jobs", json.dumps(jobs)]
     env = os.environ | {"TRITON_INTERPRET": "0"}
     done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
     if done.returncode:
@@ -110,24 +149,116 @@ def report(sms=(75, 80, 90), timeout=300, **shape) -> list[dict]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def report(sms=(75, 80, 90), timeout=300, variants=("baseline",), **shape) -> list[dict]:
+    """`compile_rows` for each sm and variant (keyword arguments: the shape, overrides)."""
+    jobs = [dict(sm=sm, variant=v) | shape for sm in sms for v in variants]
+    return [row for rows in report_jobs(jobs, timeout) for row in rows]
+
+
+def launch_configs(capability, dry_run: bool) -> list[dict]:
+    """Launch configurations whose compiled kernels to record: variants, paths, the sweep."""
+    import torch
+
+    from . import bench
+    from .launch import VARIANTS
+
+    f16 = torch.float16
+    if dry_run:  # head_dim 16: every path, split, variant and one swept config, tiny
+        paths = [dict(path=p, split=s) for p in (None, "cuda_core") for s in (False, True)]
+        others = [dict(variant=v) for v in VARIANTS] + [dict(tile=16, num_warps=2)]
+        return [dict(head_dim=16, dtype=f16) | c for c in paths + others]
+    dtypes = [f16] + ([torch.bfloat16] if capability >= (8, 0) else [])
+    configs = [dict(head_dim=d, dtype=t, path=p, split=s)
+               for d in (64, 128, 256) for t in dtypes
+               for p in (None, "cuda_core") for s in (False, True)]  # fmt: skip
+    sweep = bench.sweep_configs(bench.default_sweep(capability))
+    variants = [dict(head_dim=128, dtype=f16, variant=v) for v in VARIANTS]
+    # Most telling first (the budget may stop the list): variants, paths, then the sweep, whose
+    # compiled kernels the benchmark then finds in Triton's cache.
+    return variants + configs + [dict(head_dim=128, dtype=f16, split=False, **c) for c in sweep]
+
+
+def launch_rows(deadline: float, label: str, dry_run: bool = False) -> list[dict]:
+    """Registers, spills and shared memory of each compiled kernel, per launch configuration."""
+    import torch
+    from triton.runtime.errors import OutOfResources
+
+    from . import bench
+    from .kernel import launch
+
+    device = "cpu" if dry_run else "cuda"
+    capability = None if dry_run else torch.cuda.get_device_capability(0)
+    shape = (2, 24) if dry_run else (4, 1000)
+    rows = []
+    for config in launch_configs(capability, dry_run):
+        config = dict(config)
+        head_dim, dtype = config.pop("head_dim"), config.pop("dtype")
+        row = dict(label=label, head_dim=head_dim, dtype=str(dtype).removeprefix("torch."),
+                   **config)  # fmt: skip
+        if time.monotonic() > deadline:
+            rows.append(row | dict(note="skipped: the time budget ran out"))
+            continue
+        case = bench.make_inputs(*shape, 16, 4 if dry_run else 32, 2 if dry_run else 8,
+                                 head_dim, dtype, device)  # fmt: skip
+        try:
+            ran = launch(*case, **config)
+        except OutOfResources as exc:  # larger than this GPU's shared memory: filtered out
+            rows.append(row | dict(note=f"skipped: does not fit this GPU: {exc}"[:300]))
+            continue
+        except Exception as exc:
+            rows.append(row | dict(error=f"{type(exc).__name__}: {exc}"[:300]))
+            continue
+        cfg = ran.config
+        for name, compiled in zip(("attention", "merge"), ran.compiled or [None], strict=False):
+            rows.append(
+                row
+                | dict(kernel=name, path=cfg.path, tile=cfg.tile, variant=cfg.variant,
+                       num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                       registers=getattr(compiled, "n_regs", ""),
+                       spills=getattr(compiled, "n_spills", ""),
+                       shared_bytes=getattr(getattr(compiled, "metadata", None), "shared", ""))
+            )  # fmt: skip
+    return rows
+
+
 def main(argv=None) -> None:
+    from .launch import VARIANTS
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sm", type=int, nargs="+", default=[75, 80, 90])
+    ap.add_argument("--variant", nargs="+", default=["baseline"], choices=(*VARIANTS, "all"))
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--group", type=int, default=4)
     ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16", "fp32"))
-    ap.add_argument("--json", action="store_true", help="print one JSON line (for `report`)")
+    for name in ("tile", "num-warps", "num-stages"):
+        ap.add_argument(f"--{name}", type=int, default=None, help="override the launch default")
+    ap.add_argument("--path", default=None, choices=("tensor_core", "cuda_core"))
+    ap.add_argument("--only-unsplit", action="store_true", help="the unsplit kernel alone")
+    ap.add_argument("--json", action="store_true", help="print one JSON line")
+    ap.add_argument("--jobs", help="a JSON list of compile_rows keyword dicts; prints JSON rows")
     args = ap.parse_args(argv)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9 warns when unset
+    if args.jobs:  # one process for many configurations: Triton's start-up is paid once
+        print(json.dumps([compile_rows(**job) for job in json.loads(args.jobs)]))
+        return
+    overrides = {k: getattr(args, k) for k in ("tile", "num_warps", "num_stages", "path")}
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    overrides["only_unsplit"] = args.only_unsplit
+    variants = list(VARIANTS) if "all" in args.variant else args.variant
     rows = [
-        row for sm in args.sm for row in compile_rows(sm, args.head_dim, args.group, args.dtype)
+        row
+        for sm in args.sm
+        for variant in variants
+        for row in compile_rows(
+            sm, args.head_dim, args.group, args.dtype, variant=variant, **overrides
+        )  # fmt: skip
     ]
     if args.json:
         print(json.dumps(rows))
         return
-    print("  ".join(f"{c:>12s}" for c in COLUMNS))
+    print("  ".join(f"{c:>12s}" for c in COLUMNS) + "  spills")
     for row in rows:
-        print("  ".join(f"{str(row[c]):>12s}" for c in COLUMNS))
+        print("  ".join(f"{str(row[c]):>12s}" for c in COLUMNS) + f"  {spills(row)!s:>6s}")
 
 
 if __name__ == "__main__":

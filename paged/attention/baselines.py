@@ -15,7 +15,8 @@ benchmark records instead of a time.
   block size must be divisible by 256" (flash_api.cpp, DOCS), so only block sizes 256, 512, ...
 - SDPA on contiguous K/V with the flash backend pinned (sm >= 80, fp16/bf16): the no-paging
   yardstick. Below sm_80 PyTorch has no flash backend; timing the math fallback would compare
-  against a slow path, so it is reported as unavailable.
+  against a slow path, so it is reported as unavailable, before K/V are gathered (the math
+  path with GQA would also need ~28x K's size in temporaries: 14 GiB at batch 64 x 4096).
 """
 
 from __future__ import annotations
@@ -120,10 +121,8 @@ def make_fa2_paged(q, k_cache, v_cache, block_table, seq_lens, *, max_seq_len) -
     return Baseline(fn, "torch varlen_attn(block_table=...), FlashAttention-2, NHD cache")
 
 
-def make_sdpa_contiguous(q, k, v) -> Baseline:
-    """SDPA with the flash backend pinned; k, v: (num_seqs, num_kv_heads, seq_len, head_dim)."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
+def _check_sdpa_flash(q) -> None:
+    """Raise Unavailable unless SDPA's flash backend can run q here."""
     if q.device.type != "cuda":
         raise Unavailable("SDPA's flash backend needs a CUDA GPU")
     cc = torch.cuda.get_device_capability(q.device)
@@ -134,6 +133,13 @@ def make_sdpa_contiguous(q, k, v) -> Baseline:
         )
     if q.dtype not in (torch.float16, torch.bfloat16):
         raise Unavailable(f"SDPA's flash backend needs fp16 or bf16, got {q.dtype}")
+
+
+def make_sdpa_contiguous(q, k, v) -> Baseline:
+    """SDPA with the flash backend pinned; k, v: (num_seqs, num_kv_heads, seq_len, head_dim)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    _check_sdpa_flash(q)
     q4 = q[:, :, None, :]
 
     def fn():
@@ -144,3 +150,13 @@ def make_sdpa_contiguous(q, k, v) -> Baseline:
         "SDPA, backend pinned: FLASH_ATTENTION, contiguous K/V",
         lambda: sdpa_kernel([SDPBackend.FLASH_ATTENTION]),
     )
+
+
+def make_sdpa_gathered(q, k_cache, v_cache, block_table, seq_len: int) -> Baseline:
+    """`make_sdpa_contiguous` on K/V gathered from the cache (the copy is made only if it runs)."""
+    _check_sdpa_flash(q)
+    k, v = (
+        c[block_table.long()].flatten(1, 2)[:, :seq_len].transpose(1, 2).contiguous()
+        for c in (k_cache, v_cache)
+    )  # (num_seqs, num_kv_heads, seq_len, head_dim)
+    return make_sdpa_contiguous(q, k, v)

@@ -1,78 +1,67 @@
 """Benchmark script for the paged-attention kernel (a script, never a timed test).
 
     python -m paged.attention.bench [--batch 64 --seq-len 4096 --dtype float16] [--out figures]
+                                    [--budget-s 240] [--jsonl rows.jsonl] [--dry-run]
 
 Times, with `triton.testing.do_bench`, decode attention for `batch` sequences of `seq_len`
-tokens (32 query / 8 KV heads, head_dim 128, fp16 by default), all at the same shapes:
-  - our kernel through a shuffled block table, block sizes 1...256,
-  - the same kernel through an identity table: the difference is the cost of paging alone,
-  - FlexAttention's paged path and FlashAttention-2's paged call (see `baselines.py`),
-  - SDPA on contiguous K/V with its backend pinned and recorded,
-  - a sweep of our launch options (tile, num_warps, num_stages; split or not) at block size 16.
-Inputs are generated on the device. Every output is checked against SDPA on the gathered K/V
-before it is timed (`max_abs_err`). Metric: bytes of K and V read / time, in GB/s, as % of the
-spec peak bandwidth (DOCS, by exact device name) and % of a device-to-device copy measured here
-(the realistic ceiling). Writes `kernel_bench_<device>.csv` and `.png` into --out. MEASURED
-numbers need a CUDA GPU; on the interpreter `run` only checks the plumbing.
+tokens (32 query / 8 KV heads, head_dim 128, fp16 by default), most important first, so that a
+run cut short by `--budget-s` still answers the main questions:
+  - our kernel through a shuffled block table at block size 16, and through an identity table
+    (the difference is the cost of paging alone),
+  - every kernel variant (`launch.VARIANTS`) on three shapes: `uniform` (batch x seq_len),
+    `few_long` (batch / 16 sequences, 4 x longer) and `mixed` (seeded lengths 1...seq_len),
+  - FlexAttention's paged path, SDPA on contiguous K/V (backend pinned), our split path,
+  - our kernel at the other block sizes, FlashAttention-2's paged call,
+  - a sweep of launch options (tile, num_warps, num_stages) for this GPU's path.
+Each output is checked before it is timed against `paged_attention_ref` on a few sequences
+(first, middle, last, shortest, longest: cheap on any GPU). Metric: K and V bytes read / time,
+GB/s, as % of the spec peak (DOCS) and of a device copy measured here (`bandwidth.py`), and per
+variant as speed-up over the baseline and FlexAttention (`bench_report.py`). A row that cannot
+run (a baseline missing here, a config too large for this GPU, the budget spent) records why.
+Writes `kernel_bench_<device>.csv` and `.png` into --out, and with --jsonl one JSON line per row
+as soon as it is measured. MEASURED numbers need a CUDA GPU; `--dry-run` runs every step on
+tiny shapes under the CPU interpreter (plumbing only).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
+import json
 import platform
 import re
 import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
-from . import backend, paged_attention
+from . import backend, paged_attention, paged_attention_ref
+from .bandwidth import PEAK_BANDWIDTH, copy_bandwidth, kv_bytes, peak_bandwidth
 from .baselines import (
     FA2_BLOCK_MULTIPLE,
     Baseline,
-    Unavailable,
     make_fa2_paged,
     make_flex_paged,
-    make_sdpa_contiguous,
+    make_sdpa_gathered,
 )
+from .bench_report import add_ratios, caption_for, plot, row_lines, summary_lines, write_csv
+from .launch import VARIANTS
 
-# Spec peak memory bandwidth, bytes/s (DOCS: vendor data sheets), matched as whole words against
-# torch.cuda.get_device_name(); the first match wins, so specific names come first.
-PEAK_BANDWIDTH = (
-    (r"GH200", 4.0e12), (r"H200", 4.8e12), (r"H100 PCIe", 2.0e12), (r"H100 NVL", 3.9e12),
-    (r"H100( 80GB HBM3| SXM)", 3.35e12), (r"A100-SXM4-80GB", 2.039e12),
-    (r"A100 80GB PCIe", 1.935e12), (r"A100-(SXM4|PCIE)-40GB", 1.555e12), (r"L40S?", 864e9),
-    (r"L4", 300e9), (r"A10G?", 600e9), (r"T4", 320e9), (r"V100", 900e9),
-    (r"RTX 4090", 1008e9), (r"RTX 3090", 936e9), (r"RTX A6000", 768e9), (r"B200", 8.0e12),
-)  # fmt: skip
+# The yardsticks live in bandwidth.py; the notebooks import them from here.
+__all__ = ["PEAK_BANDWIDTH", "copy_bandwidth", "kv_bytes", "peak_bandwidth", "make_inputs",
+           "make_case", "run", "sweep_configs", "write_csv", "plot", "main"]  # fmt: skip
 BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 FLEX_BLOCK_SIZES = (16, 128)  # each is a fresh torch.compile; 128 is FlexAttention's default
+FLEX_COMPILE_S = 90  # a FlexAttention torch.compile can take this long: not started with less left
 SWEEP = dict(tile=(16, 32, 64, 128), num_warps=(2, 4, 8), num_stages=(2, 3, 4, 5))
+CUDA_CORE_SWEEP = dict(tile=(4, 8, 16), num_warps=(2, 4, 8), num_stages=(1, 2, 3))
+SHAPES = ("uniform", "few_long", "mixed")
+TOLERANCE = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
+DEFAULT_BUDGET_S = 240
 
 
-def peak_bandwidth(device_name: str) -> float | None:
-    """Spec peak bandwidth for an exact device name, or None when unknown."""
-    for pattern, value in PEAK_BANDWIDTH:
-        if re.search(rf"\b{pattern}\b", device_name):
-            return value
-    return None
-
-
-def kv_bytes(batch: int, seq_len: int, num_kv_heads: int, head_dim: int, dtype) -> int:
-    """Bytes of K and V one decode step must read."""
-    itemsize = torch.empty(0, dtype=dtype).element_size()
-    return 2 * batch * seq_len * num_kv_heads * head_dim * itemsize
-
-
-def copy_bandwidth(device, timer, nbytes: int = 1 << 30) -> float:
-    """Bytes/s of a device-to-device copy (read + write), the realistic ceiling."""
-    src = torch.empty(nbytes // 2, dtype=torch.float16, device=device)
-    dst = torch.empty_like(src)
-    ms = timer(lambda: dst.copy_(src))
-    return 2 * nbytes / (ms * 1e-3)
+class Skipped(Exception):
+    """A row not run on purpose (budget, device limits); not a failure."""
 
 
 def make_inputs(
@@ -96,113 +85,151 @@ def make_inputs(
     return q, k, v, table, seq_lens
 
 
-def contiguous_kv(cache, table, seq_len):
-    """Gathered (num_seqs, num_kv_heads, seq_len, head_dim) K or V: what SDPA reads."""
-    return cache[table.long()].flatten(1, 2)[:, :seq_len].transpose(1, 2).contiguous()
+def shape_dims(shape: str, batch: int, seq_len: int) -> tuple[int, int]:
+    """(sequences, longest length) of a named benchmark shape."""
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {SHAPES}, got {shape!r}")
+    return (max(1, batch // 16), 4 * seq_len) if shape == "few_long" else (batch, seq_len)
+
+
+def make_case(shape, batch, seq_len, block_size, heads, dtype, device, layout="shuffled"):
+    """(inputs, K/V bytes read, a checker of outputs) for one shape and block size."""
+    num_seqs, longest = shape_dims(shape, batch, seq_len)
+    q, k, v, table, lens = make_inputs(num_seqs, longest, block_size, *heads, dtype, device, layout)
+    if shape == "mixed":  # unequal lengths: what work balancing is for
+        g = torch.Generator().manual_seed(1)
+        lens = torch.randint(1, longest + 1, (num_seqs,), generator=g, dtype=torch.int32).to(device)
+    nbytes = kv_bytes(1, int(lens.sum()), heads[1], heads[2], dtype)
+    order = lens.argsort().tolist()  # the shortest and longest, and three in between
+    idx = torch.tensor(sorted({0, num_seqs // 2, num_seqs - 1, order[0], order[-1]}), device=device)
+
+    def check(out: torch.Tensor) -> float:
+        """Largest |out - reference| over the picked sequences (fp32 reference, a few MB)."""
+        want = paged_attention_ref(q[idx], k, v, table[idx], lens[idx])
+        return (out[idx].float() - want.float()).abs().max().item()
+
+    return (q, k, v, table, lens), nbytes, check
+
+
+def default_sweep(capability) -> dict:
+    """The launch options to sweep on a GPU of this capability (its kernel path's options)."""
+    return SWEEP if capability >= (8, 0) else CUDA_CORE_SWEEP
 
 
 def run(
     batch=64, seq_len=4096, num_q_heads=32, num_kv_heads=8, head_dim=128, dtype=torch.float16,
     block_sizes=BLOCK_SIZES, timer=None, device=None, flex_block_sizes=FLEX_BLOCK_SIZES,
     sweep=None, budget_s: float | None = None, compile_flex: bool | None = None,
+    variants=tuple(VARIANTS), shapes=SHAPES, on_row=None,
 ) -> list[dict]:  # fmt: skip
     """Time every variant; return one row per variant (time in ms, GB/s, % of peak and copy).
 
-    Order: our kernel at every block size (16, the paper's default, first), then the baselines,
-    then the launch-option sweep; once `budget_s` is spent the rest is recorded as skipped.
+    Order: see the module docstring. Once `budget_s` is spent the rest is recorded as skipped;
+    `on_row(row)` sees each row as soon as it is measured.
     """
+    from triton.runtime.errors import OutOfResources
+
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     on_gpu = device.type == "cuda"
-    if on_gpu and dtype == torch.bfloat16 and torch.cuda.get_device_capability(device) < (8, 0):
+    capability = torch.cuda.get_device_capability(device) if on_gpu else None
+    if on_gpu and dtype == torch.bfloat16 and capability < (8, 0):
         raise ValueError("bfloat16 needs compute capability >= 8.0: use --dtype float16 here")
     if timer is None:
         import triton.testing
 
         timer = triton.testing.do_bench
-    sweep = (SWEEP if on_gpu else {}) if sweep is None else sweep
+    sweep = (default_sweep(capability) if on_gpu else {}) if sweep is None else sweep
     deadline = time.monotonic() + budget_s if budget_s else float("inf")
     name = torch.cuda.get_device_name(device) if on_gpu else platform.processor() or "cpu"
     label = f"MEASURED on {name}" if on_gpu else "not a measurement (CPU interpreter)"
     peak = peak_bandwidth(name)
     copy_bw = copy_bandwidth(device, timer, 1 << 30 if on_gpu else 1 << 20)
-    nbytes = kv_bytes(batch, seq_len, num_kv_heads, head_dim, dtype)
-    common = dict(label=label, device=name, batch=batch, seq_len=seq_len, num_q_heads=num_q_heads,
-                  num_kv_heads=num_kv_heads, head_dim=head_dim,
-                  dtype=str(dtype).removeprefix("torch."))  # fmt: skip
+    heads = (num_q_heads, num_kv_heads, head_dim)
+    common = dict(label=label, device=name, num_q_heads=num_q_heads, num_kv_heads=num_kv_heads,
+                  head_dim=head_dim, dtype=str(dtype).removeprefix("torch."))  # fmt: skip
     rows = []
 
-    def record(variant, block_size, made, expected, **launch):
-        """Check `made` against `expected`, time it, add a row (or why it did not run)."""
-        row = dict(variant=variant, block_size=block_size, **common, **launch)
-        fn, note, context = made, "", contextlib.nullcontext
-        if isinstance(made, Baseline):
-            fn, note, context = made.fn, made.note, made.context
-        try:
-            if isinstance(made, Unavailable):
-                raise made
+    def record(variant, block_size, made, case, shape="uniform", **launch):
+        """Check `made` on `case`, time it, add a row (or the reason it did not run)."""
+        num_seqs, longest = shape_dims(shape, batch, seq_len)
+        _, nbytes, check = case
+        row = dict(variant=variant, shape=shape, block_size=block_size, batch=num_seqs,
+                   seq_len=longest, kv_bytes=nbytes, **common, **launch)  # fmt: skip
+        try:  # everything that can fail on some GPU or torch happens in here
             if time.monotonic() > deadline:
-                raise Unavailable("skipped: the time budget ran out")
+                raise Skipped("skipped: the time budget ran out")
+            made = made() if callable(made) else made
+            fn, note, context = made, "", contextlib.nullcontext
+            if isinstance(made, Baseline):
+                fn, note, context = made.fn, made.note, made.context
             with context():
-                err = (fn().float() - expected.float()).abs().max().item()
+                err = check(fn())
                 ms = timer(fn)
+        except OutOfResources as exc:  # a config larger than this GPU: filtered, not failed
+            row["note"] = f"skipped: does not fit this GPU: {exc}"[:300]
         except Exception as exc:  # a baseline that cannot run is a result, not a crash
-            rows.append(row | dict(note=f"{type(exc).__name__}: {exc}"[:300]))
-            return
-        gbps = nbytes / (ms * 1e-3) / 1e9
-        rows.append(row | dict(
-            time_ms=round(ms, 5), gb_per_s=round(gbps, 1),
-            pct_of_peak=round(100 * gbps * 1e9 / peak, 1) if peak else "",
-            pct_of_copy=round(100 * gbps * 1e9 / copy_bw, 1), max_abs_err=f"{err:.1e}", note=note,
-        ))  # fmt: skip
+            row["note"] = str(exc) if isinstance(exc, Skipped) else f"{type(exc).__name__}: {exc}"
+            row["note"] = row["note"][:300]
+        else:
+            gbps = nbytes / (ms * 1e-3) / 1e9
+            row |= dict(
+                time_ms=round(ms, 5), gb_per_s=round(gbps, 1),
+                pct_of_peak=round(100 * gbps * 1e9 / peak, 1) if peak else "",
+                pct_of_copy=round(100 * gbps * 1e9 / copy_bw, 1), max_abs_err=f"{err:.1e}",
+                within_tolerance=err <= TOLERANCE[dtype], note=note,
+            )  # fmt: skip
+        rows.append(row)
+        if on_row:
+            on_row(row)
 
-    def inputs(block_size, layout):
-        q, k, v, table, lens = make_inputs(
-            batch, seq_len, block_size, num_q_heads, num_kv_heads, head_dim, dtype, device, layout
-        )
-        kc, vc = contiguous_kv(k, table, seq_len), contiguous_kv(v, table, seq_len)
-        expected = F.scaled_dot_product_attention(q[:, :, None], kc, vc, enable_gqa=True)[:, :, 0]
+    def cases(shape, block_size, layout="shuffled"):
+        return make_case(shape, batch, seq_len, block_size, heads, dtype, device, layout)
 
-        def ours(**opts):
-            return lambda: paged_attention(q, k, v, table, lens, check_values=False, **opts)
+    def ours(case, **opts):
+        return lambda: lambda: paged_attention(*case[0], check_values=False, **opts)
 
-        return (q, k, v, table, lens), (kc, vc), expected, ours
+    def flex(case, block_size):
+        if compile_flex is not False and on_gpu and deadline - time.monotonic() < FLEX_COMPILE_S:
+            raise Skipped(f"skipped: a FlexAttention compile needs ~{FLEX_COMPILE_S} s")
+        return make_flex_paged(*case[0], compile_=compile_flex)
 
-    headline_first = sorted(block_sizes, key=lambda b: b != 16)
-    for block_size in headline_first:  # our kernel over every block size before anything else
+    first, rest = [b for b in block_sizes if b == 16], [b for b in block_sizes if b != 16]
+    for block_size in first:  # 1. the headline: block size 16, paged and contiguous table
         for layout in ("shuffled", "identity"):
-            _, _, expected, ours = inputs(block_size, layout)
-            record(f"triton_paged_{layout}", block_size, ours(), expected)
-    for block_size in headline_first:
-        flex = block_size in flex_block_sizes
-        fa2 = block_size % FA2_BLOCK_MULTIPLE == 0
-        if not (flex or fa2 or block_size == 16):
-            continue
-        case, (kc, vc), expected, ours = inputs(block_size, "shuffled")
-        if block_size == 16:
-            made = _try(make_sdpa_contiguous, case[0], kc, vc)
-            record("torch_sdpa_contiguous", "", made, expected)
-            for split in (False, True):
-                record("triton_paged_split", 16, ours(split=split), expected, split=split)
-        if flex:
-            made = _try(make_flex_paged, *case, compile_=compile_flex)
-            record("flex_paged", block_size, made, expected)
-        if fa2:
-            made = _try(make_fa2_paged, *case, max_seq_len=seq_len)
-            record("fa2_paged_varlen", block_size, made, expected)
-        del case, kc, vc, expected
-    if sweep:
-        case, _, expected, ours = inputs(16, "shuffled")
+            case = cases("uniform", block_size, layout)
+            record(f"triton_paged_{layout}", block_size, ours(case), case)
+    for shape in shapes:  # 2. the variants, side by side on the same inputs
+        case = cases(shape, 16)
+        for name in variants:
+            record("triton_variant", 16, ours(case, variant=name), case, shape, kernel=name)
+        if shape == "uniform" and 16 in flex_block_sizes:  # 3. the yardsticks
+            record("flex_paged", 16, lambda case=case: flex(case, 16), case)
+        del case
+    if 16 in block_sizes:
+        case = cases("uniform", 16)
+        q, k, v, table, _ = case[0]
+        sdpa = lambda: make_sdpa_gathered(q, k, v, table, seq_len)  # noqa: E731
+        record("torch_sdpa_contiguous", "", sdpa, case)
+        for split in (False, True):
+            record("triton_paged_split", 16, ours(case, split=split), case, split=split)
+        del case, q, k, v, table
+    for block_size in rest:  # 4. the other block sizes, then the baselines that need them
+        for layout in ("shuffled", "identity"):
+            case = cases("uniform", block_size, layout)
+            record(f"triton_paged_{layout}", block_size, ours(case), case)
+    for block_size in rest:
+        case = cases("uniform", block_size)
+        if block_size in flex_block_sizes:
+            record("flex_paged", block_size, lambda case=case, b=block_size: flex(case, b), case)
+        if block_size % FA2_BLOCK_MULTIPLE == 0:
+            fa2 = lambda case=case: make_fa2_paged(*case[0], max_seq_len=seq_len)  # noqa: E731
+            record("fa2_paged_varlen", block_size, fa2, case)
+        del case
+    if sweep:  # 5. launch options for this GPU's path
+        case = cases("uniform", 16)
         for opts in sweep_configs(sweep):
-            record("triton_paged_config", 16, ours(**opts), expected, **opts)
-    return rows
-
-
-def _try(make, *args, **kwargs):
-    """A Baseline, or the Unavailable exception that says why not."""
-    try:
-        return make(*args, **kwargs)
-    except Unavailable as exc:
-        return exc
+            record("triton_paged_config", 16, ours(case, **opts), case, **opts)
+    return add_ratios(rows)
 
 
 def sweep_configs(sweep: dict) -> list[dict]:
@@ -213,71 +240,11 @@ def sweep_configs(sweep: dict) -> list[dict]:
     return [c for c in combos if c]
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    """All rows, with the union of their columns (a skipped variant has no time)."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        w.writerows(rows)
-
-
-def plot(rows: list[dict], path: Path, caption: str) -> None:
-    """Block-size sweep (GB/s) with the baselines and the two ceilings; the launch sweep beside."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    timed = [r for r in rows if r.get("gb_per_s") not in (None, "")]
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.4), dpi=120, width_ratios=(3, 2))
-    for variant, style in (("triton_paged_shuffled", "o-"), ("triton_paged_identity", "s--"),
-                           ("flex_paged", "D"), ("fa2_paged_varlen", "*")):  # fmt: skip
-        pts = sorted((r["block_size"], r["gb_per_s"]) for r in timed if r["variant"] == variant)
-        if pts:
-            ax.plot(*zip(*pts, strict=True), style, label=variant.replace("_", " "))
-    for r in timed:
-        if r["variant"] == "torch_sdpa_contiguous":
-            ax.axhline(r["gb_per_s"], color="gray", ls=":", label="SDPA (flash), contiguous K/V")
-    peak = peak_bandwidth(rows[0]["device"])
-    if peak:
-        ax.axhline(peak / 1e9, color="black", lw=0.8, label="spec peak bandwidth (DOCS)")
-    copies = [r for r in rows if r["variant"] == "triton_paged_shuffled" and r.get("pct_of_copy")]
-    if copies:
-        r = copies[0]
-        copy_gbps = r["gb_per_s"] * 100 / r["pct_of_copy"]
-        ax.axhline(copy_gbps, color="black", ls="--", lw=0.8, label="device copy (MEASURED)")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("block size (tokens)")
-    ax.set_ylabel("K/V bytes read / time (GB/s)")
-    ax.set_title(f"{rows[0]['label']}: paged decode attention", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
-    configs = sorted((r["gb_per_s"], _config_name(r)) for r in timed if "config" in r["variant"])
-    if configs:
-        ax2.barh([n for _, n in configs], [g for g, _ in configs], color="#0072B2")
-        ax2.tick_params(axis="y", labelsize=5)
-    ax2.set_xlabel("GB/s at block size 16")
-    ax2.set_title("launch options (tile / warps / stages)", fontsize=10)
-    fig.text(0.01, 0.01, caption, fontsize=7, color="dimgray")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.savefig(path)
-    plt.close(fig)
-
-
-def _config_name(row: dict) -> str:
-    return f"t{row.get('tile', '-')} w{row.get('num_warps', '-')} s{row.get('num_stages', '-')}"
-
-
-def caption_for(rows: list[dict], dtype: str) -> str:
-    """Device, versions and shape: what a MEASURED figure must name."""
-    import triton
-
-    r = rows[0]
-    return (
-        f"{r['label']}; torch {torch.__version__}, triton {triton.__version__}; batch "
-        f"{r['batch']} x {r['seq_len']} tokens, {r['num_q_heads']} q / {r['num_kv_heads']} kv "
-        f"heads, d={r['head_dim']}, {dtype}"
-    )
+def _wall_timer(fn) -> float:
+    """One call's wall time in ms: the dry run's stand-in for do_bench (not a measurement)."""
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1e3
 
 
 def main(argv=None) -> list[dict]:
@@ -285,33 +252,46 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--seq-len", type=int, default=4096)
     ap.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"))
-    ap.add_argument("--budget-s", type=float, default=None, help="stop timing after this long")
+    ap.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S, help="0: no limit")
     ap.add_argument("--no-sweep", action="store_true", help="skip the launch-option sweep")
-    ap.add_argument("--out", type=Path, default=Path("figures"))
+    ap.add_argument("--out", type=Path, default=None, help="CSV and PNG here (default figures)")
+    ap.add_argument("--jsonl", type=Path, default=None, help="append each row here as measured")
+    ap.add_argument("--dry-run", action="store_true", help="tiny shapes on the CPU interpreter")
     args = ap.parse_args(argv)
-    if backend() != "cuda":
+    if not args.dry_run and backend() != "cuda":
         raise SystemExit(
             "The benchmark needs a CUDA GPU: the CPU interpreter is thousands of "
             "times slower and its timings mean nothing. Run it on Colab or a GPU box."
         )
-    if args.dtype == "bfloat16" and torch.cuda.get_device_capability() < (8, 0):
+    on_gpu = not args.dry_run
+    if args.dtype == "bfloat16" and on_gpu and torch.cuda.get_device_capability() < (8, 0):
         raise SystemExit("bfloat16 needs compute capability >= 8.0: use --dtype float16 here")
-    rows = run(
-        args.batch, args.seq_len, dtype=getattr(torch, args.dtype),
-        sweep={} if args.no_sweep else None, budget_s=args.budget_s,
-    )  # fmt: skip
-    device = re.sub(r"[^A-Za-z0-9]+", "_", rows[0]["device"]).strip("_")
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_csv(rows, args.out / f"kernel_bench_{device}.csv")
-    plot(rows, args.out / f"kernel_bench_{device}.png", caption_for(rows, args.dtype))
-    for r in rows:
-        result = (
-            f"{r['time_ms']:8.4f} ms {r['gb_per_s']:8.1f} GB/s {r['pct_of_peak']}% of peak, "
-            f"{r['pct_of_copy']}% of copy"
-            if "time_ms" in r
-            else r["note"]
-        )
-        print(f"{r['variant']:22s} block {str(r['block_size']):>4s}  {result}")
+    jsonl = open(args.jsonl, "a") if args.jsonl else None  # noqa: SIM115 (closed below)
+
+    def on_row(row):
+        if jsonl:
+            jsonl.write(json.dumps(row, default=str) + "\n")
+            jsonl.flush()  # on disk now: a run killed later keeps every row measured so far
+
+    sweep = {} if args.no_sweep else None if on_gpu else dict(tile=(16,), num_warps=(2,))
+    options = dict(dtype=getattr(torch, args.dtype), budget_s=args.budget_s, on_row=on_row,
+                   sweep=sweep, batch=args.batch, seq_len=args.seq_len)  # fmt: skip
+    if args.dry_run:  # every step, tiny: proves the plumbing on the interpreter
+        options |= dict(batch=2, seq_len=24, num_q_heads=4, num_kv_heads=2, head_dim=16,
+                        block_sizes=(16, 1), flex_block_sizes=(16,), timer=_wall_timer,
+                        device="cpu", compile_flex=False, dtype=torch.float16)  # fmt: skip
+    try:
+        rows = run(**options)
+    finally:
+        if jsonl:
+            jsonl.close()
+    out = args.out or (None if args.jsonl else Path("figures"))
+    if out:
+        device = re.sub(r"[^A-Za-z0-9]+", "_", rows[0]["device"]).strip("_")
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(rows, out / f"kernel_bench_{device}.csv")
+        plot(rows, out / f"kernel_bench_{device}.png", caption_for(rows, args.dtype))
+    print("\n".join(row_lines(rows) + summary_lines(rows)))
     return rows
 
 

@@ -1,17 +1,30 @@
 """One command that checks the kernel on a CUDA GPU and keeps the evidence (all MEASURED).
 
-    python -m paged.attention.gpu_check --out DIR        (or: make gpu-check)
+    python -m paged.attention.gpu_check --out DIR             (or: make gpu-check)
+    python -m paged.attention.gpu_check --out DIR --dry-run   (no GPU: every step, tiny shapes)
 
-On a CUDA machine, within about 7 minutes (`--budget-s`): records the device and versions; runs
-the kernel and benchmark tests on this GPU (pytest, `gpu`-marked tests included: fp16 and bf16,
-GQA 1-8, head_dim 64-256, block sizes 1-256, split and unsplit, seq_len 0, NaN in unused
-slots, a non-contiguous q, a very wide table); records registers, spills and shared memory of
-the compiled kernels per launch configuration; runs the benchmark with its sweep. Writes to DIR:
-`gpu_check.json` (everything), `pytest.xml`, `pytest.log`, `registers.csv`,
-`kernel_bench_<device>.csv` and `.png`; every number is labelled MEASURED with its device.
+A GPU may be lent for a few minutes once, so the check is built to come back with numbers
+whatever happens. It is a list of named steps (`STEPS`); each gets a share of `--budget-s`
+(default 420 s; time a step leaves unused goes to the next ones) and is never given more than
+the time left. Each runs inside its own try/except, and `gpu_check.json` is rewritten after
+every step, so a run cut short (a lease ending, Ctrl-C, a hung compile) keeps every finished
+step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> result)`.
 
-Exit status: 0 all passed; 1 something failed (listed in the JSON and on the last line);
-2 no CUDA GPU here (one line, nothing run).
+- tests: the kernel and benchmark tests on this GPU (`gpu`-marked ones included: fp16 and
+  bf16, GQA 1-8, head_dim 64-256, block sizes 1-256, split and unsplit, seq_len 0, NaN in
+  unused slots, every kernel variant), in parallel pytest shards, stopped at the cap with
+  their JUnit XML kept (`gpu_tests.py`).
+- registers: registers, spills and shared memory of the compiled kernels per launch
+  configuration and variant (`aot.launch_rows`); a configuration larger than this GPU's shared
+  memory is recorded as not fitting, not as a failure.
+- bench: `bench.py` in a child process that appends each row to `bench_rows.jsonl` as soon as
+  it is measured and is killed at the cap: block sizes, the variants side by side (GB/s, % of
+  the measured copy bandwidth, speed-up over the baseline and FlexAttention), baselines, sweep.
+
+Writes to DIR: `gpu_check.json` (all, with `failures`), `pytest-<i>.xml`/`.log`, `registers.csv`,
+`bench_rows.jsonl`, `bench.log`, `kernel_bench_<device>.csv`/`.png`, every number labelled
+MEASURED with its device. Exit status: 0 all passed; 1 something failed (listed in the JSON and
+on the last lines); 2 no CUDA GPU here and no --dry-run (one line, nothing run).
 """
 
 from __future__ import annotations
@@ -23,124 +36,108 @@ import re
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .gpu_tests import TESTS, default_shards, parse_junit, run_tests
+
 NO_GPU = "gpu_check: no CUDA GPU here (torch.cuda.is_available() is False); nothing was run."
-TESTS = ("tests/test_attention.py", "tests/test_bench.py")
-SHARES = dict(tests=0.55, registers=0.1, bench=0.28)  # of --budget-s; the rest is slack
+DRY_TESTS = "test_gather_kv_follows_the_block_table or test_launch_config_per_gpu"
+__all__ = ["NO_GPU", "STEPS", "TESTS", "Step", "failures", "main", "parse_junit", "run_steps"]
 
 
-def environment() -> dict:
+@dataclass
+class Context:
+    """What every step may use: where to write, the label, and a place for its error notes."""
+
+    out: Path
+    label: str
+    dry_run: bool = False
+    errors: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the check: a name (its key in the report), a budget share, a function."""
+
+    name: str
+    share: float  # of --budget-s
+    run: Callable[[Context, float], object]
+
+
+def environment(dry_run: bool = False) -> dict:
     """Device and versions: what every MEASURED number must name."""
     import torch
     import triton
 
+    versions = dict(torch=torch.__version__, cuda=torch.version.cuda, triton=triton.__version__,
+                    python=platform.python_version(), platform=platform.platform())  # fmt: skip
+    if dry_run:
+        return dict(device="CPU interpreter (dry run)", capability="", num_sms=0) | versions
     props = torch.cuda.get_device_properties(0)
-    return dict(
-        device=torch.cuda.get_device_name(0),
-        capability="sm_{}{}".format(*torch.cuda.get_device_capability(0)),
-        num_sms=props.multi_processor_count,
-        memory_gib=round(props.total_memory / 2**30, 1),
-        torch=torch.__version__,
-        cuda=torch.version.cuda,
-        triton=triton.__version__,
-        python=platform.python_version(),
-        platform=platform.platform(),
+    return (
+        dict(
+            device=torch.cuda.get_device_name(0),
+            capability="sm_{}{}".format(*torch.cuda.get_device_capability(0)),
+            num_sms=props.multi_processor_count,
+            memory_gib=round(props.total_memory / 2**30, 1),
+            shared_per_block_optin=getattr(props, "shared_memory_per_block_optin", ""),
+        )
+        | versions
     )
 
 
-def parse_junit(path: Path) -> dict:
-    """Totals and the names of failed tests from a pytest JUnit XML file."""
-    root = ET.parse(path).getroot()
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    totals = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors")}
-    totals["skipped"] = sum(int(s.get("skipped", 0)) for s in suites)
-    failed = [
-        f"{case.get('classname')}::{case.get('name')}"
-        for case in root.iter("testcase")
-        if case.find("failure") is not None or case.find("error") is not None
-    ]
-    return totals | dict(failed=failed)
+def step_tests(ctx: Context, seconds: float) -> dict:
+    """The kernel and benchmark tests (dry run: two quick ones)."""
+    if ctx.dry_run:
+        return run_tests(ctx.out, seconds, TESTS[:1], select=DRY_TESTS)
+    return run_tests(ctx.out, seconds, shards=default_shards())
 
 
-def run_tests(out: Path, timeout: float) -> dict:
-    """pytest on this GPU in a child process; its JUnit XML and log go into `out`."""
-    root = Path(__file__).resolve().parents[2]
-    paths = [root / t for t in TESTS]
-    if not all(p.exists() for p in paths):
-        return dict(failed=[f"tests not found under {root} (run from a source checkout)"])
-    xml = out / "pytest.xml"
-    args = [sys.executable, "-m", "pytest", *map(str, paths), "-q", "-rs", "-p", "no:cacheprovider"]
-    try:
-        done = subprocess.run(
-            [*args, f"--junitxml={xml}"], cwd=root, capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired as exc:
-        partial = exc.stdout or b""
-        (out / "pytest.log").write_text(partial.decode() if isinstance(partial, bytes) else partial)
-        return dict(failed=[f"pytest did not finish within {timeout:.0f} s"])
-    (out / "pytest.log").write_text(done.stdout + done.stderr)
-    if not xml.exists():
-        return dict(failed=[f"pytest exited {done.returncode} without a report"])
-    result = parse_junit(xml)
-    if done.returncode and not result["failed"]:
-        result["failed"] = [f"pytest exited {done.returncode}"]
-    return result
+def step_registers(ctx: Context, seconds: float) -> list[dict]:
+    """Registers, spills and shared memory of the kernels this GPU compiled (aot.launch_rows)."""
+    from .aot import launch_rows
+
+    return launch_rows(time.monotonic() + seconds, ctx.label, ctx.dry_run)
 
 
-def register_rows(deadline: float, label: str, device="cuda", shape=(4, 1000)) -> list[dict]:
-    """Registers, spills and shared memory of each compiled kernel, per launch configuration."""
-    import torch
+def step_bench(ctx: Context, seconds: float) -> list[dict]:
+    """bench.py in a child process, killed at `seconds`; its rows as far as it got."""
+    from .bench_report import add_ratios
 
-    from . import bench
-    from .kernel import launch
-
-    cc = torch.cuda.get_device_capability(0) if device == "cuda" else (8, 0)
-    dtypes = [torch.float16] + ([torch.bfloat16] if cc >= (8, 0) else [])
-    configs = [
-        dict(head_dim=d, dtype=t, path=p, split=s)
-        for d in (64, 128, 256)
-        for t in dtypes
-        for p in (None, "cuda_core")
-        for s in (False, True)
-    ]
-    sweep = bench.sweep_configs(bench.SWEEP)
-    configs += [dict(head_dim=128, dtype=torch.float16, split=False, **c) for c in sweep]
-    rows = []
-    for config in configs:
-        config = dict(config)
-        head_dim, dtype = config.pop("head_dim"), config.pop("dtype")
-        row = dict(
-            label=label, head_dim=head_dim, dtype=str(dtype).removeprefix("torch."), **config
-        )
-        if time.monotonic() > deadline:
-            rows.append(row | dict(note="skipped: the time budget ran out"))
-            continue
-        case = bench.make_inputs(*shape, 16, 32, 8, head_dim, dtype, device)
+    rows_path = ctx.out / "bench_rows.jsonl"
+    rows_path.unlink(missing_ok=True)
+    own_budget = max(1.0, 0.85 * seconds - 5)  # it stops starting rows; the kill is the backstop
+    cmd = [sys.executable, "-m", "paged.attention.bench", "--jsonl", str(rows_path),
+           "--budget-s", f"{own_budget:.0f}"] + (["--dry-run"] if ctx.dry_run else [])  # fmt: skip
+    with open(ctx.out / "bench.log", "w") as log:
         try:
-            ran = launch(*case, **config)
-        except Exception as exc:
-            rows.append(row | dict(error=f"{type(exc).__name__}: {exc}"[:300]))
-            continue
-        for name, compiled in zip(("attention", "merge"), ran.compiled, strict=False):
-            rows.append(
-                row
-                | dict(kernel=name, path=ran.config.path, tile=ran.config.tile,
-                       num_warps=ran.config.num_warps, num_stages=ran.config.num_stages,
-                       registers=getattr(compiled, "n_regs", ""),
-                       spills=getattr(compiled, "n_spills", ""),
-                       shared_bytes=getattr(compiled.metadata, "shared", ""))
-            )  # fmt: skip
-    return rows
+            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=seconds)
+            if done.returncode:
+                ctx.errors.append(f"bench: exited {done.returncode} (see bench.log)")
+        except subprocess.TimeoutExpired:
+            ctx.errors.append(f"bench: killed at its {seconds:.0f} s cap (rows so far kept)")
+    lines = rows_path.read_text().splitlines() if rows_path.exists() else []
+    return add_ratios([json.loads(line) for line in lines])
 
 
-def write_report(result: dict, out: Path) -> None:
+STEPS = (
+    Step("tests", 0.40, step_tests),
+    Step("registers", 0.08, step_registers),
+    Step("bench", 0.45, step_bench),
+)  # shares sum to 0.93: the rest is slack for writing the report
+
+
+def write_report(result: dict, out: Path, figure: bool = True) -> None:
     """gpu_check.json, registers.csv, and the benchmark's CSV and PNG, all labelled."""
     from . import bench
+    from .bench_report import plot
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu_check.json").write_text(json.dumps(result, indent=1, default=str))
+    tmp = out / "gpu_check.json.tmp"
+    tmp.write_text(json.dumps(result, indent=1, default=str))
+    tmp.replace(out / "gpu_check.json")  # whole or not at all, even if killed while writing
     label = result["label"]
     if result.get("registers"):
         bench.write_csv(result["registers"], out / "registers.csv")
@@ -154,51 +151,76 @@ def write_report(result: dict, out: Path) -> None:
             f"{rows[0]['seq_len']} tokens, {rows[0]['num_q_heads']} q / "
             f"{rows[0]['num_kv_heads']} kv heads, d={rows[0]['head_dim']}, {rows[0]['dtype']}"
         )
-        bench.plot(rows, out / f"kernel_bench_{device}.png", caption)
+        if figure:
+            plot(rows, out / f"kernel_bench_{device}.png", caption)
 
 
 def failures(result: dict) -> list[str]:
     """Everything that failed: tests, launches, our kernel in the benchmark, crashed steps."""
     found = list(result.get("errors", [])) + list(result.get("tests", {}).get("failed", []))
     found += [f"launch {r}" for r in result.get("registers", []) if "error" in r]
-    found += [
-        f"bench {r['variant']} block {r['block_size']}: {r['note']}"
-        for r in result.get("bench", [])
-        if r["variant"].startswith("triton") and "time_ms" not in r and "budget" not in r["note"]
-    ]
+    for r in result.get("bench", []):
+        if not r["variant"].startswith("triton"):
+            continue  # a baseline that cannot run here is a result, not a failure
+        what = f"bench {r['variant']} {r.get('kernel', '')} {r.get('shape', '')} block " + str(
+            r["block_size"]
+        )
+        note = r.get("note", "")
+        if "time_ms" not in r and not note.startswith("skipped") and "budget" not in note:
+            found.append(f"{what}: {note}")
+        elif r.get("within_tolerance") is False:
+            found.append(f"{what}: max_abs_err {r['max_abs_err']} above tolerance")
     return found
 
 
-def main(argv=None) -> int:
+def run_steps(steps, ctx: Context, result: dict, budget_s: float) -> dict:
+    """Run each step within its share of the budget; write the report after every one."""
+    start, share = time.monotonic(), 0.0
+    for step in steps:
+        share += step.share
+        seconds = min(start + share * budget_s, start + budget_s) - time.monotonic()
+        began = time.monotonic()
+        if seconds < 1:
+            result["errors"].append(f"{step.name}: not run, the time budget ran out")
+        else:
+            print(f"gpu_check: {step.name} (up to {seconds:.0f} s) ...", flush=True)
+            try:
+                result[step.name] = step.run(ctx, seconds)
+            except Exception as exc:  # record and go on: one broken step must not hide the others
+                result["errors"].append(f"{step.name}: {type(exc).__name__}: {exc}"[:500])
+        result["errors"] += ctx.errors
+        ctx.errors.clear()
+        result["seconds"][step.name] = round(time.monotonic() - began, 1)
+        result["failures"] = failures(result)
+        write_report(result, ctx.out)
+    return result
+
+
+def main(argv=None, steps=STEPS) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True, help="folder for the evidence")
     ap.add_argument("--budget-s", type=float, default=420, help="total time, seconds")
+    ap.add_argument("--dry-run", action="store_true", help="no GPU: the CPU interpreter, tiny")
     args = ap.parse_args(argv)
     import torch
 
-    if not torch.cuda.is_available():
+    if not args.dry_run and not torch.cuda.is_available():
         print(NO_GPU)
         return 2
     start = time.monotonic()
-    args.out.mkdir(parents=True, exist_ok=True)
-    env = environment()
-    result = dict(label=f"MEASURED on {env['device']}", environment=env, errors=[])
-    from . import bench
+    env = environment(args.dry_run)
+    what = "not a measurement (dry run, CPU interpreter)" if args.dry_run else "MEASURED on"
+    label = what if args.dry_run else f"{what} {env['device']}"
+    result = dict(label=label, environment=env, errors=[], seconds={}, failures=[])
+    write_report(result, args.out)  # the device and versions are on disk before anything runs
+    run_steps(steps, Context(args.out, label, args.dry_run), result, args.budget_s)
+    from .bench_report import summary_lines
 
-    steps = (
-        ("tests", lambda budget: run_tests(args.out, budget)),
-        ("registers", lambda budget: register_rows(time.monotonic() + budget, result["label"])),
-        ("bench", lambda budget: bench.run(budget_s=budget)),
-    )
-    for name, step in steps:
-        print(f"gpu_check: {name} ...", flush=True)
-        try:
-            result[name] = step(SHARES[name] * args.budget_s)
-        except Exception as exc:  # record and go on: one broken step must not hide the others
-            result["errors"].append(f"{name}: {type(exc).__name__}: {exc}"[:500])
+    result["variant_summary"] = summary_lines(result.get("bench") or [])
     result["elapsed_s"] = round(time.monotonic() - start, 1)
-    result["failures"] = failures(result)
-    write_report(result, args.out)
+    write_report(result, args.out, figure=False)  # the figure is drawn after the bench step
+    for line in result["variant_summary"]:
+        print(line)
     tests = result.get("tests", {})
     print(
         f"gpu_check: {env['device']} ({env['capability']}): {tests.get('tests', 0)} tests, "

@@ -16,13 +16,18 @@ sequence (seq_len 0) gives zeros on both paths.
 
 Two variants of the products, chosen in `launch.py`: tensor cores (`tl.dot`, query group padded
 to 16 rows) on sm >= 80, CUDA cores (products and `tl.sum`, group padded to a power of two)
-below. Without a CUDA GPU the package sets TRITON_INTERPRET=1 before this module is imported,
-so the same kernels run (slowly) on the CPU. Layout and conventions: see `reference.py`.
+below. The tile loop itself lives in `tiles.py`, shared with the balanced variant's kernel
+(`balanced.py`); the variants to measure side by side are launch options (`launch.VARIANTS`,
+`variant=`; the default is the baseline). Unchecked inputs (check_values=False) stay inside
+memory: lengths are clamped to the table's capacity and block ids to the cache. Without a CUDA
+GPU the package sets TRITON_INTERPRET=1 before this module is imported, so the same kernels run
+(slowly) on the CPU. Layout and conventions: see `reference.py`.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -31,8 +36,18 @@ import torch
 import triton
 import triton.language as tl
 
-from .launch import MAX_SEGMENTS, LaunchConfig, choose_num_segments, launch_config
+from .balanced import launch_balanced
+from .launch import (
+    MAX_SEGMENTS,
+    VARIANTS,
+    LaunchConfig,
+    check_backend,
+    check_split,
+    choose_num_segments,
+    launch_config,
+)
 from .reference import check_inputs
+from .tiles import _attend, _clamp, _load_q, _store_partial
 
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DEFAULT_PARTITION_SIZE = 512  # tokens per split-K partition (vLLM's v2 kernel uses 512 too)
@@ -50,7 +65,7 @@ def _segment_len(seq_len, partition_size, num_segments):
 def _paged_attention_kernel(
     out_ptr, part_out_ptr, part_lse_ptr,
     q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr,
-    scale, partition_size, num_segments,
+    scale, partition_size, num_segments, max_blocks, num_blocks,
     stride_qs, stride_qh,
     stride_kb, stride_kt, stride_kh,
     stride_vb, stride_vt, stride_vh,
@@ -62,82 +77,52 @@ def _paged_attention_kernel(
     SPLIT: tl.constexpr,
     TENSOR_CORES: tl.constexpr,
     PRECISION: tl.constexpr,
+    PREFETCH: tl.constexpr, EXP2: tl.constexpr,
 ):  # fmt: skip
     seq, kv_head, segment = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    seq_len = tl.load(seq_lens_ptr + seq)
+    seq_len = _clamp(tl.load(seq_lens_ptr + seq), 0, max_blocks * BLOCK_SIZE)
     seg_len = _segment_len(seq_len, partition_size, num_segments)
     start = segment * seg_len
     end = tl.minimum(start + seg_len, seq_len)
 
     offs_g = tl.arange(0, BLOCK_G)  # query heads of this group (padded)
     offs_d = tl.arange(0, BLOCK_D)
-    offs_n = tl.arange(0, TILE)
     g_mask = offs_g < GROUP
-    d_mask = offs_d < HEAD_DIM
     q_heads = kv_head * GROUP + offs_g
-    q = tl.load(
-        q_ptr + seq * stride_qs + q_heads[:, None] * stride_qh + offs_d[None, :],
-        mask=g_mask[:, None] & d_mask[None, :],
-        other=0.0,
-    )  # (BLOCK_G, BLOCK_D)
-    if not TENSOR_CORES:
-        q = q.to(tl.float32)  # CUDA cores multiply in fp32
-
-    m_i = tl.full([BLOCK_G], float("-inf"), tl.float32)
-    l_i = tl.zeros([BLOCK_G], tl.float32)
-    acc = tl.zeros([BLOCK_G, BLOCK_D], tl.float32)
-    for t0 in range(start, end, TILE):
-        pos = t0 + offs_n
-        n_mask = pos < end
-        block = tl.load(block_table_ptr + seq * stride_bt + pos // BLOCK_SIZE, mask=n_mask, other=0)
-        offset = pos % BLOCK_SIZE
-        kv_mask = n_mask[:, None] & d_mask[None, :]
-        k_rows = block.to(tl.int64) * stride_kb + offset * stride_kt + kv_head * stride_kh
-        k = tl.load(k_ptr + k_rows[:, None] + offs_d[None, :], mask=kv_mask, other=0.0)
-        if TENSOR_CORES:
-            s = tl.dot(q, tl.trans(k), input_precision=PRECISION)  # (BLOCK_G, TILE)
-        else:
-            s = tl.sum(q[:, None, :] * k.to(tl.float32)[None, :, :], 2)
-        s = tl.where(n_mask[None, :], s * scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        alpha = tl.exp(m_i - m_new)
-        p = tl.exp(s - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        v_rows = block.to(tl.int64) * stride_vb + offset * stride_vt + kv_head * stride_vh
-        v = tl.load(v_ptr + v_rows[:, None] + offs_d[None, :], mask=kv_mask, other=0.0)
-        if TENSOR_CORES:
-            pv = tl.dot(p.to(v.dtype), v, input_precision=PRECISION)  # (BLOCK_G, BLOCK_D)
-        else:
-            pv = tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], 1)
-        acc = acc * alpha[:, None] + pv
-        m_i = m_new
-
-    out = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]  # nothing read leaves zeros
-    out_mask = g_mask[:, None] & d_mask[None, :]
+    q = _load_q(q_ptr + seq * stride_qs, q_heads, g_mask, stride_qh, scale,
+                HEAD_DIM, BLOCK_D, TENSOR_CORES, EXP2)  # fmt: skip
+    acc, m_i, l_i = _attend(
+        q, k_ptr, v_ptr, block_table_ptr + seq * stride_bt, kv_head, start, end, scale,
+        num_blocks, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh,
+        HEAD_DIM, BLOCK_D, BLOCK_SIZE, BLOCK_G, TILE, TENSOR_CORES, PRECISION, PREFETCH, EXP2,
+    )  # fmt: skip
     if SPLIT:
         row = (seq * (tl.num_programs(1) * GROUP) + q_heads) * num_segments + segment
         # An empty segment stores nothing: the merge reads only segments that hold tokens.
         used = offs_g < tl.where(start < seq_len, GROUP, 0)
-        tl.store(
-            part_out_ptr + row[:, None] * HEAD_DIM + offs_d[None, :],
-            out,
-            mask=used[:, None] & d_mask[None, :],
-        )
-        tl.store(part_lse_ptr + row, m_i + tl.log(tl.where(l_i > 0, l_i, 1.0)), mask=used)
+        _store_partial(part_out_ptr, part_lse_ptr, row, used, acc, m_i, l_i,
+                       HEAD_DIM, BLOCK_D, EXP2)  # fmt: skip
     else:
+        out = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]  # nothing read leaves zeros
         o_ptrs = out_ptr + seq * stride_os + q_heads[:, None] * stride_oh + offs_d[None, :]
+        out_mask = g_mask[:, None] & (offs_d < HEAD_DIM)[None, :]
         tl.store(o_ptrs, out.to(out_ptr.dtype.element_ty), mask=out_mask)
 
 
 @triton.jit
 def _merge_segments_kernel(
-    out_ptr, part_out_ptr, part_lse_ptr, seq_lens_ptr, partition_size, num_segments,
+    out_ptr, part_out_ptr, part_lse_ptr, seq_lens_ptr, plan_ptr,
+    partition_size, num_segments, capacity,
     stride_os, stride_oh,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, CHUNK: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, CHUNK: tl.constexpr, BALANCED: tl.constexpr,
 ):  # fmt: skip
     seq, head = tl.program_id(0), tl.program_id(1)
-    seq_len = tl.load(seq_lens_ptr + seq)
-    num_used = tl.cdiv(seq_len, _segment_len(seq_len, partition_size, num_segments))
+    if BALANCED:  # chunks numbered across the batch; rows (chunk, query head)
+        first = tl.load(plan_ptr + 2 * seq)
+        num_used = tl.load(plan_ptr + 2 * seq + 1)
+    else:  # rows (sequence, query head, segment)
+        seq_len = _clamp(tl.load(seq_lens_ptr + seq), 0, capacity)
+        num_used = tl.cdiv(seq_len, _segment_len(seq_len, partition_size, num_segments))
     offs_c = tl.arange(0, CHUNK)
     offs_d = tl.arange(0, BLOCK_D)
     d_mask = offs_d < HEAD_DIM
@@ -146,7 +131,11 @@ def _merge_segments_kernel(
     acc = tl.zeros([BLOCK_D], tl.float32)
     for c0 in range(0, num_used, CHUNK):  # online log-sum-exp over chunks of segments
         c_mask = c0 + offs_c < num_used
-        row = (seq * tl.num_programs(1) + head) * num_segments + c0 + offs_c
+        if BALANCED:
+            row = (first + c0 + offs_c) * tl.num_programs(1) + head
+        else:
+            row = (seq * tl.num_programs(1) + head) * num_segments + c0 + offs_c
+        row = row.to(tl.int64)  # row x HEAD_DIM may pass 2**31
         lse = tl.load(part_lse_ptr + row, mask=c_mask, other=float("-inf"))
         m_new = tl.maximum(m_i, tl.max(lse, 0))
         alpha = tl.exp(m_i - m_new)
@@ -183,70 +172,45 @@ class Launch:
     out: torch.Tensor
     config: LaunchConfig
     split: bool
-    num_segments: int
+    num_segments: int  # segments per sequence; for the balanced variant, programs in its grid
     compiled: list
-
-
-def _check_backend(q, k_cache, v_cache, block_table) -> None:
-    """Raise ValueError for inputs this backend or this kernel cannot run."""
-    block_size, head_dim = k_cache.shape[1], k_cache.shape[3]
-    if q.device.type != "cuda" and not INTERPRETED:
-        raise ValueError(f"q is on {q.device}; without TRITON_INTERPRET=1 the kernel needs CUDA")
-    if q.device.type == "cuda" and q.dtype == torch.bfloat16:
-        if torch.cuda.get_device_capability(q.device) < (8, 0):
-            raise ValueError("bfloat16 needs compute capability >= 8.0: use float16 on this GPU")
-    elif q.dtype == torch.bfloat16:
-        raise ValueError("bfloat16 is not supported by Triton's CPU interpreter: use float16")
-    if block_size & (block_size - 1) or not 1 <= block_size <= 256:
-        raise ValueError(f"block_size must be a power of two in [1, 256], got {block_size}")
-    if head_dim > 256:
-        raise ValueError(f"head_dim must be <= 256, got {head_dim}")
-    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
-        if t.stride(-1) != 1:
-            raise ValueError(
-                f"{name} must have a contiguous last dimension (stride 1), got strides {t.stride()}"
-            )
-    if block_table.stride(1) != 1:
-        raise ValueError(f"block_table rows must be contiguous, got strides {block_table.stride()}")
 
 
 def launch(
     q, k_cache, v_cache, block_table, seq_lens, scale=None, *,
     split: bool | None = None, partition_size: int | None = None, check_values: bool = True,
     num_segments: int | None = None, path: str | None = None, tile: int | None = None,
-    num_warps: int | None = None, num_stages: int | None = None,
+    num_warps: int | None = None, num_stages: int | None = None, variant: str | None = None,
 ) -> Launch:  # fmt: skip
     """`paged_attention`, returning what ran with the output (for `gpu_check`)."""
     num_seqs, num_q_heads, group = check_inputs(
         q, k_cache, v_cache, block_table, seq_lens, check_values=check_values
     )
-    _check_backend(q, k_cache, v_cache, block_table)
-    _, block_size, num_kv_heads, head_dim = k_cache.shape
     on_gpu = q.device.type == "cuda"
     capability = torch.cuda.get_device_capability(q.device) if on_gpu else None
+    check_backend(q, k_cache, v_cache, block_table, capability, INTERPRETED)
+    num_blocks, block_size, num_kv_heads, head_dim = k_cache.shape
     partition_size = DEFAULT_PARTITION_SIZE if partition_size is None else partition_size
     cfg = launch_config(
-        capability, head_dim, group, partition_size,
-        path=path, tile=tile, num_warps=num_warps, num_stages=num_stages,
+        capability, head_dim, group, partition_size, path=path, tile=tile,
+        num_warps=num_warps, num_stages=num_stages, variant=variant,
     )  # fmt: skip
-    if num_segments is not None:
-        if not isinstance(num_segments, int) or not 1 <= num_segments <= 4096:
-            raise ValueError(f"num_segments must be an int in [1, 4096], got {num_segments!r}")
-        if split is False:
-            raise ValueError(f"num_segments={num_segments} needs the split path, got split=False")
-        split = True
+    balanced = VARIANTS[cfg.variant].balanced
+    split = check_split(cfg.variant, split, num_segments, num_seqs)
     if INTERPRETED:
         _announce_interpreter()
 
     out = torch.empty_like(q)
     if num_seqs == 0:
         return Launch(out, cfg, bool(split), 1, [])
+    if num_blocks == 0:  # nothing to read: only empty sequences are valid
+        return Launch(out.zero_(), cfg, bool(split), 1, [])
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count if on_gpu else None
     # The longest sequence, when its value is read anyway; else the table's capacity bounds it.
     capacity = block_table.shape[1] * block_size
     max_len = int(seq_lens.max()) if check_values else capacity
-    if num_segments is None:
+    if num_segments is None and not balanced:  # balanced: launch_balanced sizes the grid
         if split is None and on_gpu:
-            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
             num_segments = choose_num_segments(num_seqs, num_kv_heads, max_len, partition_size, sms)
             split = num_segments > 1
         elif split:  # as many segments as partitions, up to MAX_SEGMENTS
@@ -258,39 +222,49 @@ def launch(
         partition_size = cfg.tile  # one segment per sequence: any multiple of the tile covers it
 
     scale = head_dim**-0.5 if scale is None else float(scale)
+    prefetch, exp2 = VARIANTS[cfg.variant].prefetch, VARIANTS[cfg.variant].exp2
+    if exp2:
+        scale *= math.log2(math.e)  # the kernel's exponentials and maxima are in base 2
     block_d = max(16, triton.next_power_of_2(head_dim))
-    opts = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-    if split:
-        part_out = torch.empty(
-            num_seqs, num_q_heads, num_segments, head_dim, dtype=torch.float32, device=q.device
+    constexprs = dict(
+        HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_SIZE=block_size, GROUP=group,
+        BLOCK_G=cfg.block_g, TILE=cfg.tile, TENSOR_CORES=cfg.path == "tensor_core",
+        PRECISION="ieee" if q.dtype == torch.float32 else "tf32", PREFETCH=prefetch, EXP2=exp2,
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )  # fmt: skip
+    f32 = dict(dtype=torch.float32, device=q.device)
+    plan = seq_lens  # read by the merge only when balanced
+    if balanced:
+        part_out, part_lse, plan, ran, num_segments = launch_balanced(
+            q, k_cache, v_cache, block_table, seq_lens, scale, constexprs
         )
-        part_lse = torch.empty(
-            num_seqs, num_q_heads, num_segments, dtype=torch.float32, device=q.device
-        )
+        compiled = [ran]
     else:
-        part_out = part_lse = out  # unused
-    compiled = [
-        _paged_attention_kernel[(num_seqs, num_kv_heads, num_segments)](
-            out, part_out, part_lse,
-            q, k_cache, v_cache, block_table, seq_lens,
-            scale, partition_size, num_segments,
-            q.stride(0), q.stride(1),
-            k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
-            block_table.stride(0), out.stride(0), out.stride(1),
-            HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_SIZE=block_size,
-            GROUP=group, BLOCK_G=cfg.block_g, TILE=cfg.tile, SPLIT=split,
-            TENSOR_CORES=cfg.path == "tensor_core",
-            PRECISION="ieee" if q.dtype == torch.float32 else "tf32",
-            **opts,
-        )
-    ]  # fmt: skip
+        if split:
+            part_out = torch.empty(num_seqs, num_q_heads, num_segments, head_dim, **f32)
+            part_lse = torch.empty(num_seqs, num_q_heads, num_segments, **f32)
+        else:
+            part_out = part_lse = out  # unused
+        compiled = [
+            _paged_attention_kernel[(num_seqs, num_kv_heads, num_segments)](
+                out, part_out, part_lse,
+                q, k_cache, v_cache, block_table, seq_lens,
+                scale, partition_size, num_segments, block_table.shape[1], num_blocks,
+                q.stride(0), q.stride(1),
+                k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+                v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+                block_table.stride(0), out.stride(0), out.stride(1),
+                SPLIT=split, **constexprs,
+            )
+        ]  # fmt: skip
     if split:
         compiled.append(
             _merge_segments_kernel[(num_seqs, num_q_heads)](
-                out, part_out, part_lse, seq_lens, partition_size, num_segments,
+                out, part_out, part_lse, seq_lens, plan,
+                partition_size, num_segments, capacity,
                 out.stride(0), out.stride(1),
-                HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=MERGE_CHUNK, num_warps=4,
+                HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=MERGE_CHUNK, BALANCED=balanced,
+                num_warps=4,
             )
         )  # fmt: skip
     return Launch(out, cfg, split, num_segments, [c for c in compiled if c is not None])
@@ -300,7 +274,7 @@ def paged_attention(
     q, k_cache, v_cache, block_table, seq_lens, scale=None, *,
     split: bool | None = None, partition_size: int | None = None, check_values: bool = True,
     num_segments: int | None = None, path: str | None = None, tile: int | None = None,
-    num_warps: int | None = None, num_stages: int | None = None,
+    num_warps: int | None = None, num_stages: int | None = None, variant: str | None = None,
 ):  # fmt: skip
     """Decode attention with K/V read through `block_table`, by the Triton kernel.
 
@@ -308,13 +282,16 @@ def paged_attention(
     length on a GPU (`launch.choose_num_segments`) and never splits on the interpreter.
     `partition_size` (tokens, a multiple of 16) is the split granularity: a segment is a whole
     number of partitions. `num_segments` fixes the segments per sequence (implies split).
-    `check_values=False` skips the checks that read seq_lens and block ids (a host sync).
+    `check_values=False` skips the checks that read seq_lens and block ids (a host sync); the
+    kernel still clamps lengths to the table and ids to the cache, so nothing is read outside.
     `path` ('tensor_core' or 'cuda_core'), `tile`, `num_warps`, `num_stages` override the
-    choices of `launch.launch_config`. An empty sequence (seq_len 0) gives zeros.
+    choices of `launch.launch_config`; `variant` picks one of `launch.VARIANTS` (default: the
+    baseline; 'balanced' and 'combined' choose their own chunks, so no split=False or
+    num_segments). An empty sequence (seq_len 0) gives zeros.
     """
     return launch(
         q, k_cache, v_cache, block_table, seq_lens, scale,
         split=split, partition_size=partition_size, check_values=check_values,
         num_segments=num_segments, path=path, tile=tile,
-        num_warps=num_warps, num_stages=num_stages,
+        num_warps=num_warps, num_stages=num_stages, variant=variant,
     ).out  # fmt: skip
