@@ -11,7 +11,7 @@ from paged.course import editions
 CHAPTERS = editions.chapters()
 MARKERS = (
     "핵심 질문", "목표", "⚖️ 절충", "🔬 증거 읽기", "📌 핵심",
-    "🔎 이 장이 지지하지 않는 결론", "✍️ 확인 문제", "<details>", "연습 문제",
+    "🔎 이 장의 '지지하지 않는 결론'", "✍️ 확인 문제", "<details>", "연습 문제",
 )  # fmt: skip
 
 
