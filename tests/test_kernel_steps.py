@@ -55,3 +55,39 @@ def test_draw_kernel_reads_outlines_exactly_the_blocks_read():
     with pytest.raises(ValueError, match="one entry per physical block"):
         viz.draw_kernel_reads(paged_layout(alloc), reads[:5])
     plt.close(fig)
+
+
+def test_poisoned_cases_hide_nothing_but_what_no_token_holds():
+    """The checkers' cases: the same attention, NaN wherever no token lives, guards around."""
+    import numpy as np
+
+    from paged.exercises.triton_checks import whole
+
+    q, k_cache, v_cache, table, seq_lens = args = steps.make_case([1, 4, 5, 23], 4, poison=True)
+    out = paged_attention_ref(*args)
+    assert torch.isfinite(out).all()
+    block_size = k_cache.shape[1]
+    used = [-(-n // block_size) for n in seq_lens.tolist()]
+    assert 0 not in {b for row, u in zip(table.tolist(), used, strict=True) for b in row[:u]}
+    holds = torch.zeros(k_cache.shape[:2], dtype=torch.bool)
+    for row, n in zip(table.tolist(), seq_lens.tolist(), strict=True):
+        for pos in range(n):
+            holds[row[pos // block_size], pos % block_size] = True
+    for cache in (k_cache, v_cache):
+        assert cache.is_contiguous()
+        assert torch.isfinite(cache[holds]).all() and torch.isnan(cache[~holds]).all()
+        flat, start = whole(cache), cache.storage_offset()
+        block = cache[0].numel()
+        assert start == block and flat.numel() == cache.numel() + 2 * block
+        assert torch.isnan(flat[:start]).all() and torch.isnan(flat[start + cache.numel():]).all()
+    assert torch.isnan(whole(q)[q.numel():]).all()
+    assert set(whole(table)[table.numel():].tolist()) == {-1}
+    assert np.isfinite(steps.make_case([1, 4, 5, 23], 4)[1].numpy()).all()  # unpoisoned: as before
+
+
+def test_library_source_holds_every_step_of_the_kernel():
+    source = steps.library_source()
+    for name in ("// BLOCK_SIZE", "% BLOCK_SIZE", "stride_kb", "m_i", "l_i", "alpha", "BLOCK_G",
+                 "tl.dot", "SPLIT", "part_lse_ptr"):
+        assert name in source, name
+    assert source.startswith("@triton.jit\ndef ") and source.count("@triton.jit") >= 3

@@ -1,0 +1,290 @@
+"""What every Triton checker shares: guarded buffers, the addresses a kernel touched, verdicts.
+
+A checker launches the learner's @triton.jit kernel on small cases whose outputs start filled
+with a sentinel (a kernel that writes nothing is "not yet") and whose inputs sit inside guarded
+buffers. Two ways make an out-of-range access visible:
+
+- under Triton's CPU interpreter (`TRITON_INTERPRET=1`), `Watch.run()` wraps the interpreter's
+  load and store path (`InterpreterBuilder.create_masked_load` / `create_masked_store`, the
+  same hook point in Triton 3.5 and 3.9) for one launch, and checks every lane that the mask
+  lets through against the elements a correct program may touch. Lanes that point outside every
+  buffer of the case are switched off before they reach memory, so a wild pointer cannot crash
+  the notebook;
+- everywhere, and on a GPU the only way: guards and the slots that hold no token are poisoned
+  (NaN, huge numbers, sentinels), so that an unmasked read or write changes what the kernel
+  stores. A GPU run cannot see a stray read whose value never reaches an output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import numpy as np
+import torch
+
+from ..course.messages import msg
+
+__all__: list[str] = []  # helpers for basics.py and kernels.py, which export the checkers
+
+SENTINEL = 0.5  # outputs start as this: never a right answer everywhere at once
+MAX_REPORTED = 1  # a verdict names the first stray address; the count says how many more
+
+NOT_A_KERNEL = msg("{name}: not yet: pass your @triton.jit kernel (got {got}).",
+                   "{name}: 아직입니다. @triton.jit 커널을 넘겨 주세요(받은 것: {got}).")
+WROTE_NOTHING = msg("{name}: not yet: your kernel wrote nothing. Write its body and run again.",
+                    "{name}: 아직입니다. 커널이 아무것도 쓰지 않았습니다. 본문을 채우고 다시 "
+                    "실행하세요.")
+CORRECT = msg("{name}: correct ({what}).", "{name}: 정답입니다 ({what}).")
+NOT_QUITE = msg("{name}: not quite ({where}): {what}", "{name}: 아직 아닙니다 ({where}). {what}")
+HINT = msg("  hint: {hint}", "  힌트: {hint}")
+DID_NOT_RUN = msg("{name}: your kernel did not run: {error}",
+                  "{name}: 커널이 실행되지 않았습니다: {error}")
+STRAY_LOAD = msg("program {pid} loaded {what} (stray lanes in this case: {count})",
+                 "프로그램 {pid}이(가) {what}을(를) 읽었습니다(이 사례에서 범위를 벗어난 레인: "
+                 "{count}개)")
+STRAY_STORE = msg("program {pid} wrote {what} (stray lanes in this case: {count})",
+                  "프로그램 {pid}이(가) {what}에 썼습니다(이 사례에서 범위를 벗어난 "
+                  "레인: {count}개)")
+AT = msg("{at} holds {got}, expected {want}", "{at}에 {got}이(가) 있습니다. 기대값은 {want}입니다")
+NEVER = msg("{at} was never written", "{at}에는 아무것도 쓰이지 않았습니다")
+UNMASKED_LOAD = msg(
+    "an unmasked load: a tl.load whose mask lets lanes through that belong to nothing (or that "
+    "has no mask). Masking the store is not enough: on a GPU that load reads another tensor's "
+    "memory, stale values or unmapped addresses. Give the load the mask of the lanes that "
+    "exist (and other=... for the rest).",
+    "마스크 없는 로드(unmasked load)입니다. 아무것에도 속하지 않는 레인을 "
+    "통과시키는(또는 마스크가 아예 없는) tl.load가 있습니다. 저장만 마스크해서는 "
+    "부족합니다. GPU에서는 그 로드가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
+    "주소를 읽습니다. 실제로 있는 레인의 마스크를 로드에도 주고, 나머지는 "
+    "other=...로 채우세요.")
+OUTSIDE = msg("memory outside every tensor of the case",
+              "이 사례의 어떤 텐서에도 속하지 않는 메모리")
+ERROR_HINTS = (
+    ("power of 2", msg(
+        "tl.arange(0, B) needs B to be a power of two: round the tile up (the launcher does it "
+        "with triton.next_power_of_2) and mask the extra lanes.",
+        "tl.arange(0, B)의 B는 2의 거듭제곱이어야 합니다. 타일 크기를 올림하고(런처에서는 "
+        "triton.next_power_of_2로) 남는 레인은 마스크하세요.")),
+    ("constexpr", msg(
+        "tile sizes are compile-time constants: declare them as NAME: tl.constexpr in the "
+        "signature and use those names in tl.arange, not a runtime argument such as n.",
+        "타일 크기는 컴파일 시점 상수입니다. 시그니처에서 NAME: tl.constexpr로 선언하고, "
+        "tl.arange에는 n 같은 실행 시점 인자가 아니라 그 이름을 쓰세요.")),
+    ("incompatible dimensions", msg(
+        "two shapes do not line up. Triton matches shapes from the LAST dimension, so a (ROWS,) "
+        "vector next to a (ROWS, COLS) tile is lined up with the columns: a 1-D mask or offset "
+        "on a 2-D tile needs [:, None] (one per row) or [None, :] (one per column).",
+        "두 모양이 맞지 않습니다. Triton은 모양을 마지막 차원부터 맞추므로, (ROWS,) 벡터를 "
+        "(ROWS, COLS) 타일 옆에 두면 열과 맞춰집니다. 2차원 타일에 쓰는 1차원 마스크나 오프셋에는 "
+        "[:, None](행마다 하나) 또는 [None, :](열마다 하나)가 필요합니다.")),
+    ("should have M >=", msg(
+        "tl.dot refused the shapes: its inner dimension K must be at least 16 on a GPU; pad the "
+        "tiles to 16 and mask the padding (other=0.0).",
+        "tl.dot이 모양을 거부했습니다. GPU에서는 안쪽 차원 K가 16 이상이어야 합니다. 타일을 16으로 "
+        "채우고 채운 부분은 마스크하세요(other=0.0).")),
+    ("is not defined", msg(
+        "a name in your kernel is not defined: a typo, or a variable from another cell (a kernel "
+        "sees only its arguments, constants and other @triton.jit functions).",
+        "커널 안의 이름이 정의되지 않았습니다. 오타이거나 다른 셀의 변수입니다(커널은 인자와 상수, "
+        "다른 @triton.jit 함수만 볼 수 있습니다).")),
+)  # fmt: skip
+RUN_BY_HAND = msg(
+    "launch it once by hand on the same shapes to see the whole error and the line it points at.",
+    "같은 모양으로 한 번 직접 실행해 전체 오류와 그 오류가 가리키는 줄을 확인하세요.")
+
+
+def is_kernel(obj) -> bool:
+    """A @triton.jit kernel (JITFunction, or InterpretedFunction under the interpreter)."""
+    return callable(getattr(obj, "__getitem__", None)) and hasattr(obj, "fn")
+
+
+def interpreted() -> bool:
+    """Whether kernels run under Triton's CPU interpreter here."""
+    from ..attention import backend
+
+    return backend() == "interpreter"
+
+
+def device() -> str:
+    return "cpu" if interpreted() else "cuda"
+
+
+def not_a_kernel(name: str, kernel) -> bool:
+    """Print "not yet" and return True when `kernel` is not a @triton.jit kernel."""
+    if is_kernel(kernel):
+        return False
+    print(NOT_A_KERNEL.format(name=name, got=type(kernel).__name__))
+    return True
+
+
+def launch(name: str, watch: Watch, run, *args, **kwargs) -> bool:
+    """run(*args, **kwargs) under `watch`; if the kernel fails to compile or launch, print why
+    (short) and a hint, and return False."""
+    try:
+        with watch.run():
+            run(*args, **kwargs)
+    except Exception as exc:  # the learner's kernel: any error is theirs to read
+        text = " ".join(str(exc).split())
+        print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {text[:300]}"))
+        hint = next((h for key, h in ERROR_HINTS if key in text), RUN_BY_HAND)
+        print(HINT.format(hint=hint))
+        return False
+    return True
+
+
+def wrote_nothing(name: str) -> bool:
+    """Print "not yet" for a kernel that left every output at SENTINEL; return False."""
+    print(WROTE_NOTHING.format(name=name))
+    return False
+
+
+def wrong(name: str, where: str, what: str, hint) -> bool:
+    """Print a "not quite" verdict with its hint; return False."""
+    print(NOT_QUITE.format(name=name, where=where, what=what))
+    if hint:
+        print(HINT.format(hint=hint))
+    return False
+
+
+def guarded(n: int, guard: int, fill: float, dtype=torch.float32):
+    """(flat, view): a buffer of guard + n + guard elements filled with `fill`; view = middle n."""
+    flat = torch.full((n + 2 * guard,), fill, dtype=dtype)
+    return flat, flat[guard : guard + n]
+
+
+@dataclasses.dataclass
+class Buffer:
+    """One allocation of a case: which of its elements a program may load or store."""
+
+    name: str
+    flat: torch.Tensor  # the whole allocation, 1-D, guards included
+    load: object  # bool array over flat's elements, or pid -> such an array
+    store: object
+    where: object  # flat element index -> words for a verdict
+
+
+class Watch:
+    """The buffers of one case; under the interpreter, the stray lanes of one launch."""
+
+    def __init__(self):
+        self.buffers: list[Buffer] = []
+        self.stray = {"load": [], "store": []}  # (buffer or None, element, pid)
+        self.count = {"load": 0, "store": 0}
+        self.dims = 1  # grid dimensions in use, to name a program as the learner launched it
+
+    def add(self, name, flat, load=True, store=False, where=None) -> torch.Tensor:
+        n = flat.numel()
+        load = np.full(n, load) if isinstance(load, bool) else load
+        store = np.full(n, store) if isinstance(store, bool) else store
+        self.buffers.append(Buffer(name, flat, load, store, where or (lambda i: f"{name}[{i}]")))
+        return flat
+
+    @contextlib.contextmanager
+    def run(self):
+        """Record stray loads and stores while the body launches a kernel (interpreter only)."""
+        if not interpreted():
+            yield self
+            return
+        from triton.runtime.interpreter import InterpreterBuilder as builder
+
+        load, store = builder.create_masked_load, builder.create_masked_store
+
+        def checked_load(b, ptrs, mask, *rest, **kw):
+            return load(b, ptrs, self._check(b, ptrs, mask, "load"), *rest, **kw)
+
+        def checked_store(b, ptrs, value, mask, *rest, **kw):
+            return store(b, ptrs, value, self._check(b, ptrs, mask, "store"), *rest, **kw)
+
+        builder.create_masked_load, builder.create_masked_store = checked_load, checked_store
+        try:
+            yield self
+        finally:
+            builder.create_masked_load, builder.create_masked_store = load, store
+
+    def _check(self, b, ptrs, mask, kind):
+        addr = np.asarray(ptrs.data).astype(np.int64)
+        on = np.broadcast_to(np.asarray(mask.data, dtype=bool), addr.shape).copy()
+        pid = tuple(getattr(b, "grid_idx", None) or (0, 0, 0))
+        used = max([1] + [i + 1 for i, n in enumerate(getattr(b, "grid_dim", ())) if n > 1])
+        self.dims = used
+        known = np.zeros(addr.shape, dtype=bool)
+        for buf in self.buffers:
+            size = buf.flat.element_size()
+            lo = buf.flat.data_ptr()
+            inside = on & (addr >= lo) & (addr < lo + buf.flat.numel() * size)
+            known |= inside
+            if not inside.any():
+                continue
+            elems = (addr[inside] - lo) // size
+            rule = getattr(buf, kind)
+            ok = (rule(pid) if callable(rule) else rule)[elems]
+            self._record(kind, buf, elems[~ok], pid)
+        outside = on & ~known
+        if outside.any():
+            self._record(kind, None, addr[outside], pid)
+            on &= known  # never touch memory that belongs to no buffer
+        return dataclasses.replace(mask, data=on)
+
+    def _record(self, kind, buf, elems, pid):
+        self.count[kind] += len(elems)
+        room = MAX_REPORTED - len(self.stray[kind])
+        self.stray[kind] += [(buf, int(e), pid) for e in elems[:max(room, 0)]]
+
+    def describe(self, kind: str) -> str | None:
+        """The first stray lane of `kind` ("load"/"store") in words, or None when there was none."""
+        if not self.stray[kind]:
+            return None
+        buf, elem, pid = self.stray[kind][0]
+        what = str(OUTSIDE) if buf is None else buf.where(elem)
+        template = STRAY_LOAD if kind == "load" else STRAY_STORE
+        pid = pid[0] if self.dims == 1 else pid[: self.dims]
+        return template.format(pid=pid, what=what, count=self.count[kind])
+
+
+def whole(t: torch.Tensor) -> torch.Tensor:
+    """The whole allocation behind a view, as a 1-D tensor (t starts at t.storage_offset())."""
+    storage = t.untyped_storage()
+    return t.new_empty(0).set_(storage, 0, (storage.nbytes() // t.element_size(),))
+
+
+def strays_in(flat: torch.Tensor, allowed: np.ndarray, fill: float) -> np.ndarray:
+    """Indexes of `flat` outside `allowed` that no longer hold `fill` (seen on any device)."""
+    values = flat.cpu().numpy()
+    same = (values == fill) | (np.isnan(values) & np.isnan(fill))
+    return np.nonzero(~allowed & ~same)[0]
+
+
+def first_difference(name: str, got: torch.Tensor, want: torch.Tensor, tol: float = 0.0) -> str:
+    """Words for the first element where got and want differ: "out[1, 6] holds nan, ..."."""
+    bad = ~torch.isclose(got.double().cpu(), want.double().cpu(), rtol=tol, atol=tol,
+                         equal_nan=True)
+    idx = tuple(int(i) for i in np.unravel_index(int(torch.nonzero(bad.flatten())[0]),
+                                                 tuple(got.shape)))
+    at = f"{name}[{', '.join(map(str, idx))}]"
+    g, w = got[idx].item(), want[idx].item()
+    if g == SENTINEL:
+        return NEVER.format(at=at)
+    return AT.format(at=at, got=f"{g:.4g}", want=f"{w:.4g}")
+
+
+def same(got: torch.Tensor, want: torch.Tensor, tol: float = 0.0) -> bool:
+    """Equal (within tol), NaN where NaN, inf where inf."""
+    got, want = got.double().cpu(), want.double().cpu()
+    return got.shape == want.shape and bool(
+        torch.isclose(got, want, rtol=tol, atol=tol, equal_nan=True).all()
+    )
+
+
+NAN = float("nan")
+PAST_END = msg("the store went past the end", "저장이 끝을 넘어갔습니다")
+
+
+def cell_namer(name, stride, M, N):
+    """Names element i of a row-major (M, N) buffer with row stride `stride`, with its edges."""
+
+    def where(i):
+        r, c = divmod(i, stride)
+        return f"{name}[{r}, {c}]" + (" (c >= N)" if c >= N else "") + (" (r >= M)" if r >= M
+                                                                           else "")
+    return where

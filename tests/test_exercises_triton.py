@@ -1,0 +1,534 @@
+"""The Triton puzzles' checkers (chapters 6 and 7): wrong kernels rejected with the hint that
+names their mistake, the model answer and an independently written kernel accepted, the stub
+told "not yet".
+
+One kernel per puzzle with a VARIANT switch plays the learner: "right" (written apart from the
+model answer) and each typical mistake. Everything runs under Triton's CPU interpreter here and
+on the GPU where there is one. A GPU shows no address, so the mistakes that only the
+interpreter's address check can see (an unmasked load whose value never reaches the output) are
+asserted where the interpreter runs.
+"""
+
+import functools
+
+import pytest
+import torch
+
+from paged.attention import backend  # sets TRITON_INTERPRET=1 before triton is imported
+
+pytestmark = pytest.mark.skipif(backend() == "unavailable", reason="Triton is not installed")
+INTERPRETED = backend() == "interpreter"
+
+if backend() != "unavailable":
+    import triton
+    import triton.language as tl
+
+    from paged import exercises as ex
+    from paged.exercises import answers
+    from paged.exercises.answers import basics as basic_answers
+    from paged.exercises.answers import kernels as kernel_answers
+
+    # ---- chapter 6 ---------------------------------------------------------------------------
+    @triton.jit
+    def stamp_v(out_ptr, BLOCK: tl.constexpr, V: tl.constexpr):
+        i = tl.program_id(0)
+        lanes = tl.arange(0, BLOCK)
+        if V == "same_block":
+            where = lanes
+        elif V == "pid_plus":
+            where = i + lanes
+        else:
+            where = lanes + BLOCK * i
+        value = where if V == "offsets" else lanes * 0 + i
+        tl.store(out_ptr + where, value)
+
+    @triton.jit
+    def copy_v(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
+        start = 0 if V == "no_pid" else tl.program_id(0) * BLOCK
+        offs = start + tl.arange(0, BLOCK)
+        inside = offs <= n if V == "le" else offs < n
+        if V == "unmasked_load":
+            x = tl.load(x_ptr + offs)
+        else:
+            x = tl.load(x_ptr + offs, mask=inside, other=0.0)
+        if V == "unmasked_store":
+            tl.store(out_ptr + offs, x)
+        else:
+            tl.store(out_ptr + offs, x, mask=inside)
+
+    @triton.jit
+    def copy_2d_v(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr,
+                  BN: tl.constexpr, V: tl.constexpr):  # fmt: skip
+        pm, pn = tl.program_id(0), tl.program_id(1)
+        if V == "axes":
+            pm, pn = pn, pm
+        r = pm * BM + tl.arange(0, BM)
+        c = pn * BN + tl.arange(0, BN)
+        if V == "one_d":
+            ok = r < M  # (BM,), lined up with the columns
+        elif V == "rows_only":
+            ok = (r < M)[:, None] & (c >= 0)[None, :]
+        elif V == "cols_only":
+            ok = (r >= 0)[:, None] & (c < N)[None, :]
+        else:
+            ok = (r[:, None] < M) & (c[None, :] < N)
+        sx = N if V == "stride_n" else stride_x
+        so = stride_x if V == "out_stride" else stride_out
+        if V == "unmasked_load":
+            tile = tl.load(x_ptr + r[:, None] * sx + c[None, :])
+        else:
+            tile = tl.load(x_ptr + r[:, None] * sx + c[None, :], mask=ok)
+        tl.store(out_ptr + r[:, None] * so + c[None, :], tile, mask=ok)
+
+    @triton.jit
+    def softmax_v(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr, V: tl.constexpr):
+        i = tl.program_id(0)
+        j = tl.arange(0, BLOCK_N)
+        if V == "pad_zero":
+            x = tl.load(x_ptr + i * stride_x + j, mask=j < N)
+        elif V == "unmasked_load":
+            x = tl.where(j < N, tl.load(x_ptr + i * stride_x + j), float("-inf"))
+        else:
+            x = tl.load(x_ptr + i * stride_x + j, mask=j < N, other=float("-inf"))
+        e = tl.exp(x) if V == "no_max" else tl.exp(x - tl.max(x, axis=0))
+        y = e if V == "no_sum" else e / tl.sum(e, axis=0)
+        if V == "unmasked_store":
+            tl.store(out_ptr + i * N + j, y)
+        else:
+            tl.store(out_ptr + i * N + j, y, mask=j < N)
+
+    @triton.jit
+    def dot_v(a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out, BM: tl.constexpr,
+              BN: tl.constexpr, BK: tl.constexpr, V: tl.constexpr):  # fmt: skip
+        m = tl.arange(0, BM)
+        n = tl.arange(0, BN)
+        sa = K if V == "widths" else stride_a
+        total = tl.zeros((BM, BN), tl.float32)
+        stop = BK if V == "no_loop" else K
+        for start in range(0, stop, BK):
+            kk = start + tl.arange(0, BK)
+            a_ok = (kk[None, :] < K) & ((m[:, None] >= 0) if V == "unmasked_rows" else
+                                        (m[:, None] < M))
+            b_ok = (n[None, :] < N) if V == "no_k_mask" else (kk[:, None] < K) & (n[None, :] < N)
+            a = tl.load(a_ptr + m[:, None] * sa + kk[None, :], mask=a_ok, other=0.0)
+            b = tl.load(b_ptr + kk[:, None] * stride_b + n[None, :], mask=b_ok, other=0.0)
+            total = tl.dot(a, b, total)
+        ok = (m[:, None] < M) & (n[None, :] < N)
+        if V == "unmasked_store":
+            ok = (m[:, None] < BM) & (n[None, :] < BN)
+        tl.store(out_ptr + m[:, None] * stride_out + n[None, :], total, mask=ok)
+
+    # ---- chapter 7 ---------------------------------------------------------------------------
+    @triton.jit
+    def gather_v(cache_ptr, block_table_ptr, out_ptr, seq_len, BLOCK_SIZE: tl.constexpr,
+                 ROW: tl.constexpr, TILE: tl.constexpr, V: tl.constexpr):  # fmt: skip
+        pos = tl.program_id(0) * TILE + tl.arange(0, TILE)
+        mask = pos < seq_len
+        cols = tl.arange(0, ROW)
+        index = pos if V == "table_by_position" else pos // BLOCK_SIZE
+        if V == "unmasked_load":
+            block = tl.load(block_table_ptr + index)
+        else:
+            block = tl.load(block_table_ptr + index, mask=mask, other=0)
+        offset = pos if V == "no_modulo" else pos % BLOCK_SIZE
+        slot = pos if V == "no_table" else block * BLOCK_SIZE + offset
+        if V == "slot_not_times_row":
+            addr = slot[:, None] + cols[None, :]
+        elif V == "block_plus_offset":
+            addr = (block + offset)[:, None] * ROW + cols[None, :]
+        else:
+            addr = slot[:, None] * ROW + cols[None, :]
+        if V == "one_d":
+            x = tl.load(cache_ptr + addr, mask=mask)
+            tl.store(out_ptr + pos[:, None] * ROW + cols[None, :], x, mask=mask)
+        elif V == "unmasked_load":
+            x = tl.load(cache_ptr + addr)
+            tl.store(out_ptr + pos[:, None] * ROW + cols[None, :], x, mask=mask[:, None])
+        else:
+            x = tl.load(cache_ptr + addr, mask=mask[:, None])
+            store_mask = (pos >= 0) if V == "unmasked_store" else mask
+            tl.store(out_ptr + pos[:, None] * ROW + cols[None, :], x, mask=store_mask[:, None])
+
+    @triton.jit
+    def scores_v(q_ptr, k_ptr, block_table_ptr, scores_ptr, seq_len, kv_head, scale,
+                 BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+                 TILE: tl.constexpr, V: tl.constexpr):  # fmt: skip
+        t = tl.program_id(0) * TILE + tl.arange(0, TILE)
+        live = t < seq_len
+        e = tl.arange(0, HEAD_DIM)
+        index = t if V == "table_by_position" else t // BLOCK_SIZE
+        b = tl.load(block_table_ptr + index, mask=live, other=0)
+        slot = b * BLOCK_SIZE + t % BLOCK_SIZE
+        if V == "head0":
+            base = slot * KV_HEADS * HEAD_DIM
+        elif V == "slot_heads":
+            base = slot * HEAD_DIM + kv_head * HEAD_DIM
+        else:
+            base = (slot * KV_HEADS + kv_head) * HEAD_DIM
+        if V == "unmasked_load":
+            k = tl.load(k_ptr + base[:, None] + e[None, :])
+        else:
+            k = tl.load(k_ptr + base[:, None] + e[None, :], mask=live[:, None], other=0.0)
+        s = tl.sum(k * tl.load(q_ptr + e)[None, :], axis=1)
+        if V != "no_scale":
+            s = s * scale
+        if V != "no_neg_inf":
+            s = tl.where(live, s, float("-inf"))
+        tl.store(scores_ptr + t, s)
+
+    @triton.jit
+    def online_v(q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr, out_ptr, scale,
+                 max_blocks, BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr,
+                 GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, TILE: tl.constexpr,
+                 V: tl.constexpr):  # fmt: skip
+        seq, head = tl.program_id(0), tl.program_id(1)
+        kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
+        d = tl.arange(0, HEAD_DIM)
+        q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
+        seq_len = tl.load(seq_lens_ptr + seq)
+        m_i = tl.full([], float("-inf"), tl.float32)
+        l_i = tl.zeros([], tl.float32)
+        acc = tl.zeros([HEAD_DIM], tl.float32)
+        for t0 in range(0, seq_len, TILE):
+            pos = t0 + tl.arange(0, TILE)
+            mask = pos < seq_len
+            block = tl.load(block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask,
+                            other=0)
+            rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+            k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+            if V == "unmasked_v":
+                v = tl.load(v_ptr + rows[:, None] + d[None, :])
+            else:
+                v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+            s = tl.sum(q[None, :] * k, 1) * scale
+            if V != "no_mask":
+                s = tl.where(mask, s, float("-inf"))
+            if V == "tile_max" or V == "no_max":
+                p = tl.exp(s - tl.max(s, 0)) if V == "tile_max" else tl.exp(s)
+                l_i = l_i + tl.sum(p, 0)
+                acc = acc + tl.sum(p[:, None] * v, 0)
+            else:
+                m_new = tl.maximum(m_i, tl.max(s, 0))
+                alpha = tl.exp(m_i - m_new)
+                p = tl.exp(s - m_i) if V == "old_max" else tl.exp(s - m_new)
+                keep_l = V == "no_rescale" or V == "acc_only"
+                keep_acc = V == "no_rescale" or V == "l_only"
+                l_i = (l_i if keep_l else l_i * alpha) + tl.sum(p, 0)
+                acc = (acc if keep_acc else acc * alpha) + tl.sum(p[:, None] * v, 0)
+                m_i = m_new
+        if l_i > 0:
+            tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
+
+    @triton.jit
+    def gqa_v(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, scale, max_blocks,
+              BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, GROUP: tl.constexpr,
+              HEAD_DIM: tl.constexpr, TILE: tl.constexpr, BLOCK_G: tl.constexpr,
+              V: tl.constexpr):  # fmt: skip
+        s_id, kvh = tl.program_id(0), tl.program_id(1)
+        g = tl.arange(0, BLOCK_G)
+        h = g * KV_HEADS + kvh if V == "head_mod" else kvh * GROUP + g
+        real = g < GROUP
+        d = tl.arange(0, HEAD_DIM)
+        q_at = q_ptr + (s_id * KV_HEADS * GROUP + h)[:, None] * HEAD_DIM + d[None, :]
+        if V == "unmasked_q":
+            q = tl.load(q_at)
+        else:
+            q = tl.load(q_at, mask=real[:, None], other=0.0)
+        n = tl.load(seq_lens_ptr + s_id)
+        t = tl.arange(0, TILE)
+        live = t < n
+        b = tl.load(block_table_ptr + s_id * max_blocks + t // BLOCK_SIZE, mask=live, other=0)
+        k_at = ((b * BLOCK_SIZE + t % BLOCK_SIZE) * KV_HEADS + kvh) * HEAD_DIM
+        k = tl.load(k_ptr + k_at[:, None] + d[None, :], mask=live[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee")
+        if V != "no_scale":
+            s = s * scale
+        if V != "no_neg_inf":
+            s = tl.where(live[None, :], s, float("-inf"))
+        rows_ok = (g >= 0) if V == "all_rows" else real
+        dest = scores_ptr + (s_id * KV_HEADS * GROUP + h)[:, None] * TILE + t[None, :]
+        tl.store(dest, s, mask=rows_ok[:, None])
+
+    @triton.jit
+    def merge_v(part_out_ptr, part_lse_ptr, out_ptr, num_parts, HEAD_DIM: tl.constexpr,
+                BLOCK_P: tl.constexpr, V: tl.constexpr):  # fmt: skip
+        r = tl.program_id(0)
+        p = tl.arange(0, BLOCK_P)
+        d = tl.arange(0, HEAD_DIM)
+        ok = p < num_parts
+        if V == "pad_zero":
+            lse = tl.load(part_lse_ptr + r * num_parts + p, mask=ok)
+        elif V == "unmasked_lse":
+            lse = tl.where(ok, tl.load(part_lse_ptr + r * num_parts + p), float("-inf"))
+        else:
+            lse = tl.load(part_lse_ptr + r * num_parts + p, mask=ok, other=float("-inf"))
+        if V == "no_max":
+            w = tl.exp(lse)
+        elif V == "mean":
+            w = tl.where(ok, 1.0, 0.0)
+        else:
+            w = tl.exp(lse - tl.max(lse, 0))
+        if V != "no_norm":
+            w = w / tl.sum(w, 0)
+        at = part_out_ptr + (r * num_parts + p)[:, None] * HEAD_DIM + d[None, :]
+        if V == "unmasked_out":
+            o = tl.where(ok[:, None], tl.load(at), 0.0)
+        else:
+            o = tl.load(at, mask=ok[:, None], other=0.0)
+        tl.store(out_ptr + r * HEAD_DIM + d, tl.sum(w[:, None] * o, 0))
+
+    # ---- stubs, as the chapters give them: the signature and a docstring, no code -------------
+    @triton.jit
+    def stub_stamp(out_ptr, BLOCK: tl.constexpr):
+        """Not written yet."""
+
+    @triton.jit
+    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        """Not written yet."""
+
+    @triton.jit
+    def stub_copy_2d(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr,
+                     BN: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def stub_softmax(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
+        """Not written yet."""
+
+    @triton.jit
+    def stub_dot(a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out,
+                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def stub_gather(cache_ptr, block_table_ptr, out_ptr, seq_len, BLOCK_SIZE: tl.constexpr,
+                    ROW: tl.constexpr, TILE: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def stub_scores(q_ptr, k_ptr, block_table_ptr, scores_ptr, seq_len, kv_head, scale,
+                    BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+                    TILE: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def stub_online(q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr, out_ptr, scale,
+                    max_blocks, BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr,
+                    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, TILE: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def stub_gqa(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, scale, max_blocks,
+                 BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, GROUP: tl.constexpr,
+                 HEAD_DIM: tl.constexpr, TILE: tl.constexpr, BLOCK_G: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def stub_merge(part_out_ptr, part_lse_ptr, out_ptr, num_parts, HEAD_DIM: tl.constexpr,
+                   BLOCK_P: tl.constexpr):  # fmt: skip
+        """Not written yet."""
+
+    @triton.jit
+    def one_d_mask(out_ptr, M, BM: tl.constexpr, BN: tl.constexpr):
+        r = tl.arange(0, BM)
+        c = tl.arange(0, BN)
+        tl.store(out_ptr + r[:, None] * BN + c[None, :], 1.0, mask=r < M)
+
+
+class Variant:
+    """A VARIANT of a test kernel, launched as the checker launches the learner's: k[grid](...)."""
+
+    def __init__(self, kernel, variant):
+        self.kernel, self.variant, self.fn = kernel, variant, kernel.fn
+
+    def __getitem__(self, grid):
+        return functools.partial(self.kernel[grid], V=self.variant)
+
+
+# puzzle: (checker, kernel with variants, {variant: (hint phrase, seen on a GPU too)})
+PUZZLES = {
+    "stamp_kernel": ("check_stamp_kernel", "stamp_v", {
+        "same_block": ("every program wrote the same first BLOCK elements", True),
+        "offsets": ("you stored the offsets", True),
+        "pid_plus": ("starts at pid * BLOCK, not at pid", True),
+    }),
+    "copy_kernel": ("check_copy_kernel", "copy_v", {
+        "le": ("offs <= n lets one lane too many through", True),
+        "unmasked_load": ("unmasked load", False),
+        "unmasked_store": ("mask the store with offs < n", True),
+        "no_pid": ("program pid starts at pid * BLOCK", True),
+    }),
+    "copy_2d_kernel": ("check_copy_2d_kernel", "copy_2d_v", {
+        "one_d": ("a 1-D mask on a 2-D tile", True),
+        "rows_only": ("columns c >= N got through your mask", True),
+        "cols_only": ("rows r >= M got through your mask", True),
+        "stride_n": ("rows of x are stride_x elements apart", True),
+        "out_stride": ("rows of out are stride_out elements apart", True),
+        "axes": ("program_id(0) numbers the row tiles", True),
+        "unmasked_load": ("unmasked load", False),
+    }),
+    "row_softmax_kernel": ("check_row_softmax_kernel", "softmax_v", {
+        "pad_zero": ("other=float('-inf')", False),
+        "no_max": ("Subtract the row's maximum first", True),
+        "no_sum": ("divide exp(x - max) by its sum", True),
+        "unmasked_load": ("unmasked load", False),
+        "unmasked_store": ("mask the store with cols < N", True),
+    }),
+    "dot_kernel": ("check_dot_kernel", "dot_v", {
+        "no_loop": ("loop k0 over range(0, K, BK)", True),
+        "no_k_mask": ("unmasked load", True),
+        "widths": ("stride_a, stride_b and stride_out", True),
+        "unmasked_store": ("you wrote outside out's M rows and N columns", True),
+        "unmasked_rows": ("unmasked load", False),
+    }),
+    "gather_kernel": ("check_gather_kernel", "gather_v", {
+        "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
+        "no_modulo": ("pos % BLOCK_SIZE, not pos", True),
+        "no_table": ("as if the cache were contiguous", True),
+        "slot_not_times_row": ("multiply the slot by it", True),
+        "block_plus_offset": ("not block + offset", True),
+        "unmasked_store": ("mask the store", True),
+        "one_d": ("a 1-D mask on a 2-D tile", True),
+        "unmasked_load": ("unmasked load", False),
+    }),
+    "tile_scores_kernel": ("check_tile_scores_kernel", "scores_v", {
+        "no_neg_inf": ("must hold -inf", True),
+        "no_scale": ("multiply by scale", True),
+        "head0": ("you read KV head 0", True),
+        "slot_heads": ("multiply the slot by KV_HEADS * HEAD_DIM", True),
+        "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
+        "unmasked_load": ("unmasked load", False),
+    }),
+    "online_softmax_kernel": ("check_online_softmax_kernel", "online_v", {
+        "no_rescale": ("you never rescale", True),
+        "tile_max": ("each tile's own max", True),
+        "l_only": ("you rescale l_i but not acc", True),
+        "acc_only": ("you rescale acc but not l", True),
+        "no_mask": ("tl.where(mask, s, float('-inf'))", True),
+        "old_max": ("m_i is still -inf", True),
+        "no_max": ("overflows float32", True),
+        "head_mod": ("query head h reads KV head h // GROUP", True),
+        "unmasked_v": ("unmasked load", True),
+    }),
+    "gqa_scores_kernel": ("check_gqa_scores_kernel", "gqa_v", {
+        "head_mod": ("query head h reads KV head h // GROUP", True),
+        "all_rows": ("store only the GROUP real rows", True),
+        "no_neg_inf": ("must hold -inf", True),
+        "no_scale": ("multiply by scale", True),
+        "unmasked_q": ("unmasked load", False),
+    }),
+    "merge_kernel": ("check_merge_kernel", "merge_v", {
+        "no_max": ("Subtract the largest lse first", True),
+        "pad_zero": ("other=float('-inf')", False),
+        "no_norm": ("divide by their sum", True),
+        "mean": ("not 1 / num_parts", True),
+        "unmasked_lse": ("unmasked load", False),
+        "unmasked_out": ("unmasked load", False),
+    }),
+}  # fmt: skip
+MISTAKES = [(p, v, *hint) for p, (_, _, wrong) in PUZZLES.items() for v, hint in wrong.items()]
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    monkeypatch.setenv("PAGED_LANG", "en")
+
+
+def test_every_puzzle_checker_and_answer_is_tested():
+    exported = {n.removeprefix("check_") for n in [*ex.basics.__all__, *ex.kernels.__all__]}
+    assert exported == set(PUZZLES)
+    assert set(basic_answers.__all__) | set(kernel_answers.__all__) == set(PUZZLES)
+    assert all(len(wrong) >= 3 for _, _, wrong in PUZZLES.values())
+    assert sum("unmasked load" in h for _, _, h, _ in MISTAKES) >= 8  # the loads, checked
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES)
+def test_model_answer_and_an_independent_kernel_are_correct(puzzle, capsys):
+    check = getattr(ex, PUZZLES[puzzle][0])
+    assert check(answers.find(puzzle)) is True
+    assert capsys.readouterr().out.startswith(f"{puzzle}: correct (")
+    assert check(Variant(globals()[PUZZLES[puzzle][1]], "right")) is True
+
+
+@pytest.mark.parametrize("puzzle, variant, hint, gpu_sees", MISTAKES,
+                         ids=[f"{p}-{v}" for p, v, _, _ in MISTAKES])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's exp overflow, on purpose
+def test_typical_mistake_rejected_with_the_hint_that_names_it(puzzle, variant, hint, gpu_sees,
+                                                              capsys):  # fmt: skip
+    if not (INTERPRETED or gpu_sees):
+        pytest.skip("only the interpreter shows this one: an address, or 0.0 in masked lanes")
+    check = getattr(ex, PUZZLES[puzzle][0])
+    assert check(Variant(globals()[PUZZLES[puzzle][1]], variant)) is False
+    out = capsys.readouterr().out
+    assert out.startswith(f"{puzzle}: not quite (") and "hint:" in out and hint in out, out
+
+
+STUBS = {"stamp_kernel": "stub_stamp", "copy_kernel": "stub_copy", "copy_2d_kernel": "stub_copy_2d",
+         "row_softmax_kernel": "stub_softmax", "dot_kernel": "stub_dot",
+         "gather_kernel": "stub_gather", "tile_scores_kernel": "stub_scores",
+         "online_softmax_kernel": "stub_online", "gqa_scores_kernel": "stub_gqa",
+         "merge_kernel": "stub_merge"}  # fmt: skip
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES)
+def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
+    check = getattr(ex, PUZZLES[puzzle][0])
+    assert check(globals()[STUBS[puzzle]]) is False
+    assert check(None) is False
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{puzzle}: not yet: your kernel wrote nothing. Write its body and run again.",
+                   f"{puzzle}: not yet: pass your @triton.jit kernel (got NoneType)."]
+
+
+def test_the_cases_hold_the_block_boundaries():
+    from paged.exercises import kernels, kernels_attention
+
+    for cases in (kernels.GATHER_CASES, kernels.TILE_SCORES_CASES):
+        sizes = [(bs, tile, n) for bs, tile, n, *_ in cases]
+        assert {(tile > bs) - (tile < bs) for bs, tile, _ in sizes} == {-1, 0, 1}
+        assert any(bs == 1 for bs, _, _ in sizes) and any(n % bs == 0 and n > bs
+                                                          for bs, _, n in sizes)
+    tiles = {(tile > bs) - (tile < bs) for bs, _, _, _, tile, _ in kernels_attention.SOFTMAX_CASES}
+    assert tiles == {-1, 0, 1}
+    lens = [(bs, n) for bs, ls, *_ in kernels_attention.SOFTMAX_CASES for n in ls]
+    assert any(n == bs for bs, n in lens) and any(n == bs + 1 for bs, n in lens)
+    assert max(s for *_, s in kernels_attention.SOFTMAX_CASES) > 30  # scores in the hundreds
+    assert max(s for *_, s in kernels_attention.MERGE_CASES) >= 100  # LSEs in the hundreds
+
+
+def test_a_one_d_mask_that_does_not_broadcast_is_named(capsys):
+    from paged.exercises.triton_checks import Watch, launch
+
+    out = torch.zeros(8, device="cuda" if backend() == "cuda" else "cpu")
+    assert launch("tile", Watch(), one_d_mask[(1,)], out, 2, BM=2, BN=4) is False
+    printed = capsys.readouterr().out
+    assert "tile: your kernel did not run:" in printed and "needs [:, None]" in printed
+
+
+def test_a_kernel_that_does_not_compile_is_reported_with_a_hint(capsys):
+    @triton.jit
+    def arange_of_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, n)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+    assert ex.check_copy_kernel(arange_of_n) is False
+    out = capsys.readouterr().out
+    assert out.startswith("copy_kernel: your kernel did not run: ") and "tl.constexpr" in out
+
+
+def test_hints_speak_korean_in_the_korean_edition(monkeypatch, capsys):
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    assert ex.check_copy_kernel(Variant(copy_v, "le")) is False
+    assert ex.check_copy_kernel(stub_copy) is False
+    out = capsys.readouterr().out
+    assert "아직 아닙니다" in out and "힌트: offs <= n은" in out and "아직입니다" in out
+
+
+@pytest.mark.parametrize("puzzle", ["copy_kernel", "merge_kernel"])
+def test_solution_prints_the_kernel_as_typed_into_a_chapter(puzzle, capsys):
+    answers.solution(puzzle)
+    source = capsys.readouterr().out
+    assert source.startswith("@triton.jit\ndef " + puzzle + "(")
+    namespace = {"triton": triton, "tl": tl}  # what a chapter has imported
+    exec(source, namespace)
+    assert getattr(ex, PUZZLES[puzzle][0])(namespace[puzzle]) is True
