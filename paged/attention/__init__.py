@@ -25,8 +25,9 @@ except ImportError as exc:  # no triton wheel for this platform
     def paged_attention(*args, **kwargs):
         """Stand-in when Triton cannot be imported."""
         raise RuntimeError(
-            f"Triton is not available here ({_reason}). It ships for Linux only: run the kernel "
-            "chapter in Google Colab (GPU runtime), or on Linux after `pip install triton`."
+            f"Triton is not available here ({_reason}). It ships for Linux only: run the Triton "
+            "chapters (6 and 7) in Google Colab (GPU runtime), or on Linux after "
+            "`pip install triton`."
         )
 
 

@@ -36,6 +36,7 @@ import torch
 import triton
 import triton.language as tl
 
+from ..course.messages import msg
 from .balanced import launch_balanced
 from .launch import (
     MAX_SEGMENTS,
@@ -156,13 +157,17 @@ def _merge_segments_kernel(
     )
 
 
+INTERPRETER_NOTE = msg(
+    "paged: no CUDA GPU, so Triton kernels run under the CPU interpreter (TRITON_INTERPRET=1): "
+    "correct, but far too slow to time.",
+    "paged: CUDA GPU가 없어 Triton 커널이 CPU 인터프리터(TRITON_INTERPRET=1)에서 실행됩니다. "
+    "결과는 맞지만 시간을 재기에는 너무 느립니다.",
+)
+
+
 @functools.cache
 def _announce_interpreter() -> None:
-    print(
-        "paged: no CUDA GPU, so Triton kernels run under the CPU interpreter "
-        "(TRITON_INTERPRET=1): correct, but far too slow to time.",
-        file=sys.stderr,
-    )
+    print(INTERPRETER_NOTE, file=sys.stderr)
 
 
 @dataclass
