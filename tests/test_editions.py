@@ -6,7 +6,7 @@ import shutil
 import nbformat
 import pytest
 
-from paged.course import editions
+from paged.course import editions, glossary
 
 CHAPTERS = editions.chapters()
 MARKERS = (
@@ -61,7 +61,8 @@ def test_an_english_edit_alone_makes_its_translation_stale(tmp_path, monkeypatch
     assert editions.stale(en_dir / path.name) == [
         f"{path.name}: markdown cell {cell['id']} translates an older English text"
     ]
-    nb["cells"][-1]["source"] = "print('changed code')"  # and code edited in one edition only
+    last_code = next(c for c in reversed(nb["cells"]) if c["cell_type"] == "code")
+    last_code["source"] = "print('changed code')"  # and code edited in one edition only
     (en_dir / path.name).write_text(json.dumps(nb))
     assert any("code cell" in p for p in editions.stale(en_dir / path.name))
 
@@ -90,3 +91,48 @@ def test_repointing_the_course_leaves_translations_in_step(tmp_path, monkeypatch
         assert "badge" in course.sync_notebook(notebook, tmp_path, repo="octo/my-course")
     assert "octo/my-course" in (ko_dir / path.name).read_text()
     assert editions.stale(en_dir / path.name) == []
+
+
+# ---- one terminology, qualified chapter references, one gloss per term (paged.course.glossary) --
+
+
+def _korean_markdown(path) -> str:
+    cells = nbformat.read(editions.twin(path), as_version=4).cells
+    return "\n\n".join(c.source for c in cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_korean_chapter_uses_the_glossary(path):
+    """One Korean term per concept: no variant that paged/course/glossary.py forbids."""
+    assert glossary.variants(_korean_markdown(path)) == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_korean_chapter_qualifies_chapter_numbers_and_glosses_once(path):
+    text = _korean_markdown(path)
+    assert glossary.unqualified_chapter_refs(text) == []  # 이 코스의 N장 / 가이드의 0N장
+    assert glossary.repeated_glosses(text) == {}  # "블록 테이블(block table)" once per chapter
+
+
+def test_korean_messages_use_the_glossary():
+    """The catalogue's Korean texts (checkers, figures, widgets) follow the glossary too."""
+    import gc
+
+    from paged.course.messages import Message
+
+    for name in ("paged.exercises", "paged.viz.widgets", "paged.viz", "paged.attention.steps"):
+        __import__(name)
+    texts = [m.ko for m in gc.get_objects() if type(m) is Message]
+    assert len(texts) > 200
+    assert [(t[:40], v) for t in texts for v in glossary.variants(t)] == []
+
+
+def test_the_glossary_checks_can_fail():
+    assert glossary.variants("할당기가 스텝마다 2× 빠르다") == [
+        ("할당기", "할당자"), ("스텝", "단계"), ("2× ", "N배 (× only between numbers)"),
+    ]
+    assert glossary.variants("`할당기` 2 × 5120") == []  # code, and × between numbers
+    assert glossary.unqualified_chapter_refs("6장에서, 이 코스의 7장과 가이드의 09장") == ["6장"]
+    assert glossary.repeated_glosses("블록 테이블(block table), 블록 테이블(block table)") == {
+        "block table": 2
+    }
