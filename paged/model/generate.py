@@ -1,0 +1,199 @@
+"""Greedy generation for a list of chat prompts, served by the course's scheduler and allocators.
+
+`generate` formats each prompt with the model's chat template, turns it into a
+`paged.Request`, and runs `paged.scheduler.Scheduler` with the model as its back-end
+(`ModelBackend`): the same admission, decode and preemption loop that the simulator runs, now
+computing real tokens. The KV cache is one pool (`KVPool`) sized by `kv_slots`; the policy
+decides how it is handed out:
+- "paged": blocks of `block_size` slots, taken one at a time as sequences grow (§4.1-4.3),
+  whole sequences preempted and later recomputed when blocks run out (§4.5);
+- "max": a contiguous range per request reserved at admission for prompt + max_new_tokens
+  slots, the most it can ever hold (the scheduler's contiguous "oracle" rule applied to the
+  token cap; the paper's Orca (Max) reserves the model's whole context, even more).
+Every input is checked before any memory is taken; the errors are in `paged.model.errors`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..errors import require_int
+from ..paging import num_blocks_for
+from ..scheduler import Scheduler
+from ..trace import StepRecord
+from ..workloads import Request
+from .attention import select_attention
+from .backend import ModelBackend
+from .cache import KVPool
+from .errors import KVBudgetTooSmall, PromptTooLong
+from .llama import Llama
+from .weights import check_tokenizer
+
+POLICIES = ("paged", "max")
+WATERMARK = 0.01  # share of blocks admission keeps free under "paged" (the scheduler's default)
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    """New tokens per prompt, and how the run used its KV budget."""
+
+    tokens: list[list[int]]  # new token ids per prompt, EOS included when it came
+    texts: list[str]  # the new tokens decoded, special tokens left out
+    prompt_lens: list[int]
+    policy: str
+    kv_slots: int
+    block_size: int | None  # None for "max"
+    peak_batch: int  # most requests running at once (holding KV cache while computed)
+    steps: int  # scheduler steps
+    preemptions: int
+    recomputed_tokens: int  # tokens prefilled again after preemptions
+    seconds: float  # wall time of the whole run (prefills and decode steps)
+    decode_seconds: tuple[tuple[int, float], ...]  # (batch size, seconds) of each decode step
+    attention: str  # which attention read the cache
+    device: str
+    trace: tuple[StepRecord, ...]
+
+    @property
+    def tokens_per_s(self) -> float:
+        """New tokens per second of wall time (MEASURED on the machine that ran it)."""
+        return sum(map(len, self.tokens)) / self.seconds if self.seconds else 0.0
+
+
+def prompt_ids(model: Llama, prompts: list[str], system: str | None = None) -> list[list[int]]:
+    """Each prompt as a user message in the chat template, ready for the assistant's answer."""
+    if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)) or not prompts:
+        raise ValueError(f"prompts must be a non-empty list of strings, got {prompts!r:.80}")
+    tok = model.tokenizer
+    out = []
+    for i, text in enumerate(prompts):
+        if not isinstance(text, str):
+            raise ValueError(f"prompts[{i}] must be a string, got {type(text).__name__}")
+        messages = [{"role": "user", "content": text}]
+        if system is not None:
+            messages.insert(0, {"role": "system", "content": system})
+        chat = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        out.append(tok(chat, add_special_tokens=False)["input_ids"])
+    return out
+
+
+def checked_prompt_ids(
+    model: Llama, prompts: list[str], max_new_tokens: int, system: str | None = None
+) -> list[list[int]]:
+    """`prompt_ids`, after checking the tokenizer, and that each request fits the context."""
+    max_new_tokens = require_int("max_new_tokens", max_new_tokens, at_least=1)
+    check_tokenizer(model.tokenizer, model.config)
+    ids = prompt_ids(model, prompts, system)
+    context = model.config.context_length
+    for i, p in enumerate(ids):
+        if len(p) + max_new_tokens > context:
+            raise PromptTooLong(
+                f"prompt {i} has {len(p)} tokens; with max_new_tokens={max_new_tokens} that is "
+                f"{len(p) + max_new_tokens} > the model's context of {context}"
+            )
+    return ids
+
+
+def blocks_for_all(final_lens: list[int], block_size: int) -> int:
+    """Blocks that let every request run at once: its blocks plus admission's watermark."""
+    need = sum(num_blocks_for(n, block_size) for n in final_lens)
+    num_blocks = need
+    while num_blocks - int(WATERMARK * num_blocks) < need:
+        num_blocks += 1
+    return num_blocks
+
+
+def _check_budget(kv_slots: int, final_lens: list[int], policy: str, block_size: int) -> None:
+    longest = max(final_lens)
+    i = final_lens.index(longest)
+    if policy == "max" and longest > kv_slots:
+        raise KVBudgetTooSmall(
+            f"kv_slots={kv_slots} cannot hold prompt {i} alone: policy 'max' reserves "
+            f"prompt + max_new_tokens = {longest} slots"
+        )
+    if policy == "paged":
+        num_blocks = kv_slots // block_size
+        need = num_blocks_for(longest, block_size) + int(WATERMARK * num_blocks)
+        if need > num_blocks:
+            raise KVBudgetTooSmall(
+                f"kv_slots={kv_slots} ({num_blocks} blocks of {block_size}) cannot hold prompt "
+                f"{i} alone: {longest} tokens need {need} blocks (watermark included)"
+            )
+
+
+def generate(
+    model: Llama,
+    prompts: list[str],
+    max_new_tokens: int,
+    *,
+    kv_slots: int | None = None,
+    block_size: int = 16,
+    policy: str = "paged",
+    system: str | None = None,
+    max_num_seqs: int | None = None,
+    preemption: str = "recompute",
+) -> GenerateResult:
+    """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
+
+    kv_slots: the KV budget in token slots; None means enough for every request at once.
+    block_size: slots per block under "paged". policy: "paged" or "max" (contiguous, prompt +
+    max_new_tokens reserved per request: see the module docstring). system: a system prompt
+    instead of the template's default one. max_num_seqs: a cap on requests running together.
+    preemption: "recompute" only (swapping is a simulator feature here).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if preemption != "recompute":
+        raise ValueError(
+            f"preemption={preemption!r}: the model back-end preempts by recomputation only "
+            "(swapping is simulated in paged.simulate)"
+        )
+    attention = select_attention(model.device)
+    if policy == "paged":
+        block_size = require_int("block_size", block_size, at_least=1)
+        if attention.pow2_block_size and (block_size & (block_size - 1) or block_size > 256):
+            raise ValueError(f"block_size must be a power of two <= 256 here, got {block_size}")
+    ids = checked_prompt_ids(model, prompts, max_new_tokens, system)
+    max_new_tokens = int(max_new_tokens)
+    final_lens = [len(p) + max_new_tokens for p in ids]
+    if kv_slots is None:
+        kv_slots = sum(final_lens)
+        if policy == "paged":
+            kv_slots = blocks_for_all(final_lens, block_size) * block_size
+    kv_slots = require_int("kv_slots", kv_slots, at_least=1)
+    _check_budget(kv_slots, final_lens, policy, block_size)
+
+    requests = [Request(i, len(p), max_new_tokens) for i, p in enumerate(ids)]
+    if policy == "paged":
+        pool = KVPool(model, kv_slots // block_size * block_size, block_size)
+        options = dict(block_size=block_size, watermark=WATERMARK, preemption="recompute")
+    else:
+        pool = KVPool(model, kv_slots, 1)  # contiguous: a slot is a block of one
+        options = dict(placement="first_fit")
+    backend = ModelBackend(model, pool, attention, dict(enumerate(ids)), max_new_tokens)
+    scheduler = Scheduler(
+        requests, "paged" if policy == "paged" else "oracle", kv_slots=kv_slots,
+        max_seq_len=model.config.context_length, backend=backend, max_num_seqs=max_num_seqs,
+        **options,
+    )  # fmt: skip
+    start = time.perf_counter()
+    trace = tuple(scheduler.run())
+    seconds = time.perf_counter() - start
+    tokens = [backend.sampled[i] for i in range(len(ids))]
+    return GenerateResult(
+        tokens=tokens,
+        texts=[model.tokenizer.decode(t, skip_special_tokens=True) for t in tokens],
+        prompt_lens=[len(p) for p in ids],
+        policy=policy,
+        kv_slots=kv_slots,
+        block_size=block_size if policy == "paged" else None,
+        peak_batch=backend.peak_batch,
+        steps=len(trace),
+        preemptions=sum(len(s.preempted) for s in trace),
+        recomputed_tokens=scheduler.num_recomputed_tokens,
+        seconds=seconds,
+        decode_seconds=tuple(backend.decode_seconds),
+        attention=attention.name,
+        device=str(model.device),
+        trace=trace,
+    )

@@ -1,0 +1,111 @@
+"""The Llama forward pass, written out: RMSNorm, RoPE, grouped-query attention, SwiGLU.
+
+This is the whole model the course serves (SmolLM2-135M-Instruct is a small Llama). It holds no
+KV cache of its own: each layer hands its new queries, keys and values to `attend`, a callable
+from `paged.model.cache` that writes K/V into the paged pool and reads them back through the
+block table. So the same forward runs a prefill (many tokens of one sequence) and a decode step
+(one token from each of many sequences); which of the two is the `attend` object's business.
+
+It follows Hugging Face's `modeling_llama.py` step by step (the tests compare the two, token for
+token): RMSNorm in fp32 (Zhang & Sennrich 2019), rotary embeddings in the "rotate half" layout
+(Su et al. 2021, RoFormer), query heads sharing K/V heads in groups (GQA, Ainslie et al. 2023),
+and a SwiGLU MLP (Shazeer 2020). Weight names are the GGUF file's (`blk.N.attn_q.weight`, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """The numbers that shape the network, read from the GGUF file's metadata."""
+
+    num_layers: int
+    hidden_size: int
+    intermediate_size: int
+    num_q_heads: int
+    num_kv_heads: int
+    vocab_size: int
+    context_length: int  # longest sequence the model was trained for (RoPE positions)
+    rope_theta: float
+    rms_norm_eps: float
+    bos_token_id: int
+    eos_token_id: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_q_heads
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """x / sqrt(mean(x^2) + eps) * weight, computed in fp32 as Hugging Face does."""
+    x32 = x.float()
+    x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * x32.to(x.dtype)
+
+
+def rope_cos_sin(positions: torch.Tensor, head_dim: int, theta: float, dtype: torch.dtype):
+    """cos and sin of each position's rotation angles: two (num_tokens, head_dim) tensors."""
+    inv_freq = 1.0 / theta ** (
+        torch.arange(0, head_dim, 2, dtype=torch.int64, device=positions.device).float() / head_dim
+    )
+    angles = positions.float()[:, None] * inv_freq[None, :]  # (num_tokens, head_dim / 2)
+    angles = torch.cat([angles, angles], dim=-1)  # (num_tokens, head_dim)
+    return angles.cos().to(dtype), angles.sin().to(dtype)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each head's (first half, second half) pairs; x is (num_tokens, heads, head_dim)."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos[:, None, :] + rotated * sin[:, None, :]
+
+
+class Llama:
+    """The network: weights in a dict, one `forward` over a flat run of tokens."""
+
+    def __init__(self, config: LlamaConfig, weights: dict[str, torch.Tensor], tokenizer=None):
+        self.config = config
+        self.weights = weights
+        self.tokenizer = tokenizer  # set by `paged.model.load`; the forward does not use it
+        w = weights["token_embd.weight"]
+        self.device, self.dtype = w.device, w.dtype
+
+    def __repr__(self) -> str:
+        c = self.config
+        return (
+            f"Llama({c.num_layers} layers, hidden {c.hidden_size}, {c.num_q_heads} query / "
+            f"{c.num_kv_heads} KV heads of {c.head_dim}, {self.dtype}, {self.device})"
+        )
+
+    @torch.inference_mode()
+    def forward(self, token_ids: torch.Tensor, positions: torch.Tensor, attend) -> torch.Tensor:
+        """Logits of the last token of each sequence in the run: (num_seqs, vocab_size).
+
+        token_ids and positions are (num_tokens,); `attend(layer, q, k, v)` returns the
+        attention output (num_tokens, num_q_heads, head_dim) and knows where each sequence's
+        tokens end (`attend.last_token_index`).
+        """
+        c, w = self.config, self.weights
+        n, d = token_ids.shape[0], c.head_dim
+        cos, sin = rope_cos_sin(positions, d, c.rope_theta, self.dtype)
+        x = w["token_embd.weight"][token_ids]  # (num_tokens, hidden_size)
+        for i in range(c.num_layers):
+            p = f"blk.{i}."
+            h = rms_norm(x, w[p + "attn_norm.weight"], c.rms_norm_eps)
+            q = F.linear(h, w[p + "attn_q.weight"]).view(n, c.num_q_heads, d)
+            k = F.linear(h, w[p + "attn_k.weight"]).view(n, c.num_kv_heads, d)
+            v = F.linear(h, w[p + "attn_v.weight"]).view(n, c.num_kv_heads, d)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            out = attend(i, q, k, v)  # (num_tokens, num_q_heads, head_dim)
+            x = x + F.linear(out.reshape(n, c.hidden_size), w[p + "attn_output.weight"])
+            h = rms_norm(x, w[p + "ffn_norm.weight"], c.rms_norm_eps)
+            gate = F.silu(F.linear(h, w[p + "ffn_gate.weight"]))  # (num_tokens, intermediate)
+            x = x + F.linear(gate * F.linear(h, w[p + "ffn_up.weight"]), w[p + "ffn_down.weight"])
+        x = x[attend.last_token_index]  # (num_seqs, hidden_size): only these are sampled from
+        x = rms_norm(x, w["output_norm.weight"], c.rms_norm_eps)
+        return F.linear(x, w["token_embd.weight"])  # the output head is tied to the embedding
