@@ -34,6 +34,13 @@ Admission after a preemption follows one of two rules (`ADMISSION_RULES`):
   vLLM stops accepting new requests until all preempted sequences are completed". Preempted
   requests are re-admitted; requests that never ran wait until those have finished.
 
+With paging, requests that all start with the same `shared_prefix` tokens (a system prompt) can
+hold that prefix once (§4.4's sharing, and the doorway to prefix caching): the first admission
+allocates and computes it as a sequence of its own, every admitted request forks it (its full
+blocks gain a reference; nothing is copied) and copies only the prefix's partly filled last
+block on write. A preempted request keeps nothing but the shared prefix, which stays until the
+run is done; recomputation redoes only the request's own tokens.
+
 Paged accounting uses the same categories as contiguous reservation: the empty slots of a
 sequence's last block are "reservation" when the sequence will still fill them (§4.2: they "are
 reserved for future generations") and "internal fragmentation" when it will finish first, so
@@ -55,7 +62,9 @@ from .workloads import Request
 SIM_POLICIES = (*POLICIES, "paged")
 ADMISSION_RULES = ("greedy", "hold")
 PREEMPTION_MODES = ("recompute", "swap")
-_PAGED_ONLY = ("block_size", "seed", "watermark", "admission", "preemption", "cpu_blocks")
+_PAGED_ONLY = ("block_size", "seed", "watermark", "admission", "preemption", "cpu_blocks",
+               "shared_prefix")  # fmt: skip
+PREFIX = "<shared prefix>"  # the allocator's sequence id for a shared prefix
 
 
 class Backend:
@@ -77,7 +86,14 @@ class Backend:
         """`request` lost its slots; it will be prefilled again, or swapped back in."""
 
     def prefill(self, scheduler: Scheduler, admitted: list[Request]) -> None:
-        """Each admitted request holds prompt_len + generated slots: compute their K and V."""
+        """Each admitted request holds prompt_len + generated slots: compute their K and V
+        (from position `scheduler.shared_prefix` on: the shared prefix is computed already)."""
+
+    def share_prefix(self, scheduler: Scheduler, seq_id) -> None:
+        """The shared prefix got its slots (sequence `seq_id`): compute its K and V, once."""
+
+    def copy_blocks(self, scheduler: Scheduler, copies: list[tuple[int, int]]) -> None:
+        """Copy-on-write: copy each (source, destination) physical block's K and V."""
 
 
 class Scheduler:
@@ -100,11 +116,13 @@ class Scheduler:
         record_layout: bool = False,
         backend: Backend | None = None,
         max_num_seqs: int | None = None,  # cap on running requests (a compute limit)
+        shared_prefix: int | None = None,  # paged only: leading prompt tokens every request shares
     ):
         if policy not in SIM_POLICIES:
             raise ValueError(f"policy must be one of {SIM_POLICIES}, got {policy!r}")
         given = dict(block_size=block_size, seed=seed, watermark=watermark, admission=admission,
-                     preemption=preemption, cpu_blocks=cpu_blocks, placement=placement)  # fmt: skip
+                     preemption=preemption, cpu_blocks=cpu_blocks, placement=placement,
+                     shared_prefix=shared_prefix)  # fmt: skip
         wrong = ("placement",) if policy == "paged" else _PAGED_ONLY
         for name in wrong:
             if given[name] is not None:
@@ -124,6 +142,12 @@ class Scheduler:
             raise ValueError(f"preemption must be one of {PREEMPTION_MODES}, got {preemption!r}")
         if cpu_blocks is not None and self.preemption != "swap":
             raise ValueError(f"cpu_blocks={cpu_blocks!r} applies to preemption='swap' only")
+        self.shared_prefix = 0
+        if shared_prefix is not None:
+            self.shared_prefix = require_int("shared_prefix", shared_prefix, at_least=0)
+            if self.shared_prefix and self.preemption == "swap":
+                raise ValueError(f"shared_prefix={shared_prefix!r} works with recomputation only:"
+                                 " a swapped request would take shared blocks with it")  # fmt: skip
         self.cpu = None  # the CPU block allocator, when swapping
         self.kv_slots = kv_slots
         self.record_layout = record_layout
@@ -160,6 +184,7 @@ class Scheduler:
         self.step_index = 0
         self._num_tokens = 0  # tokens held by running requests (paged accounting)
         self._preempted: set = set()  # preempted and not finished yet
+        self._prefix_held = False  # the shared prefix's blocks are allocated and computed
 
     def _check_requests(self, requests, max_seq_len) -> None:
         ids = set()
@@ -171,6 +196,11 @@ class Scheduler:
             if r.req_id in ids:
                 raise ValueError(f"duplicate req_id {r.req_id!r}")
             ids.add(r.req_id)
+            if self.shared_prefix >= r.prompt_len:
+                raise ValueError(
+                    f"shared_prefix={self.shared_prefix} leaves request {r.req_id!r} (prompt of "
+                    f"{r.prompt_len} tokens) no token of its own"
+                )
             if r.final_len > max_seq_len:
                 raise ValueError(
                     f"request {r.req_id!r} needs {r.final_len} tokens > max_seq_len {max_seq_len}"
@@ -246,6 +276,7 @@ class Scheduler:
             if admitted:
                 self.backend.prefill(self, admitted)
                 finished += self._finish(admitted)  # a real model may stop at its first token
+        self._drop_prefix_when_done()
         record = StepRecord(
             step=t,
             usage=self.usage(),
@@ -262,6 +293,18 @@ class Scheduler:
         )
         self.step_index += 1
         return record
+
+    def _drop_prefix_when_done(self) -> None:
+        """Free the shared prefix once no request can need it again."""
+        if self._prefix_held and self.done:
+            self.allocator.free(PREFIX)
+            self._num_tokens -= self.shared_prefix
+            self._prefix_held = False
+
+    @property
+    def _shared_full(self) -> int:
+        """Tokens of the shared prefix that lie in its full blocks (held once, by reference)."""
+        return self.shared_prefix // self.allocator.block_size * self.allocator.block_size
 
     def _decode(self) -> tuple:
         """Give every running request one more slot, preempting when the pool runs dry."""
@@ -302,7 +345,8 @@ class Scheduler:
             self.num_swapped_blocks += num_blocks_for(n, self.allocator.block_size)
             self.swapped.appendleft(victim)  # victims leave newest first: oldest ends in front
         else:
-            self.num_recomputed_tokens += n  # prompt + generated so far, prefilled again later
+            # prompt + generated so far, prefilled again later (all but a shared prefix)
+            self.num_recomputed_tokens += n - self.shared_prefix
             self.waiting.appendleft(victim)
         self._release(victim)
         self._preempted.add(victim.req_id)
@@ -333,9 +377,35 @@ class Scheduler:
         bisect.insort(self.running, r, key=lambda q: self._arrival_rank[q.req_id])
 
     def _release(self, r: Request) -> None:
-        if self.policy == "paged":
-            self._num_tokens -= self.allocator.num_tokens(r.req_id)
+        if self.policy == "paged":  # the shared prefix's full blocks stay with the prefix
+            self._num_tokens -= self.allocator.num_tokens(r.req_id) - self._shared_full
         self.allocator.free(r.req_id)
+
+    def _blocks_to_admit(self, n: int) -> int:
+        """New blocks a request holding n tokens takes (a shared prefix's full blocks are not)."""
+        bs = self.allocator.block_size
+        if not self.shared_prefix:
+            return num_blocks_for(n, bs)
+        prefix = 0 if self._prefix_held else num_blocks_for(self.shared_prefix, bs)
+        return prefix + num_blocks_for(n, bs) - self.shared_prefix // bs
+
+    def _allocate(self, r: Request, n: int) -> None:
+        """Give `r` its blocks: its own, or a fork of the shared prefix plus its own."""
+        a = self.allocator
+        if not self.shared_prefix:
+            a.allocate(r.req_id, n)
+            self._num_tokens += n
+            return
+        if not self._prefix_held:
+            a.allocate(PREFIX, self.shared_prefix)
+            self._num_tokens += self.shared_prefix
+            self._prefix_held = True
+            self.backend.share_prefix(self, PREFIX)
+        a.fork(PREFIX, r.req_id)  # the prefix's blocks gain a reference: nothing is copied
+        copies = a.append(r.req_id, n - self.shared_prefix)  # its partly filled last block
+        if copies:
+            self.backend.copy_blocks(self, copies)
+        self._num_tokens += n - self._shared_full
 
     def _admit(self) -> tuple[list[Request], tuple]:
         admitted = []
@@ -349,11 +419,10 @@ class Scheduler:
                     return admitted, ((r.req_id, "swapped_waiting"),)
                 if self.admission == "hold" and self._preempted and r.req_id not in self._preempted:
                     return admitted, ((r.req_id, "held"),)  # §4.5: preempted ones first
-                blocks = num_blocks_for(n, self.allocator.block_size) + self.watermark_blocks
+                blocks = self._blocks_to_admit(n) + self.watermark_blocks
                 if blocks > self.allocator.num_free_blocks:
                     return admitted, ((r.req_id, "no_free_blocks"),)
-                self.allocator.allocate(r.req_id, n)
-                self._num_tokens += n
+                self._allocate(r, n)
             else:
                 lengths = dict(prompt_len=r.prompt_len, output_len=r.output_len)
                 reason = self.allocator.why_not(**lengths)

@@ -106,14 +106,15 @@ def greedy_no_cache(model, prompt: list[int], max_new_tokens: int) -> list[int]:
     return out
 
 
-def serve_tiny(model, prompts, max_new_tokens, policy, kv_slots, block_size=4, attention="cpu"):
+def serve_tiny(model, prompts, max_new_tokens, policy, kv_slots, block_size=4, attention="cpu",
+               shared_prefix=None):  # fmt: skip
     """Run the tiny model through the scheduler; `attention`: the device whose choice to use."""
     paged = policy == "paged"
     pool = KVPool(model, kv_slots // block_size * block_size if paged else kv_slots,
                   block_size if paged else 1)  # fmt: skip
     backend = ModelBackend(model, pool, select_attention(attention), dict(enumerate(prompts)),
                            max_new_tokens)  # fmt: skip
-    options = dict(block_size=block_size) if paged else {}
+    options = dict(block_size=block_size, shared_prefix=shared_prefix) if paged else {}
     requests = [Request(i, len(p), max_new_tokens) for i, p in enumerate(prompts)]
     sched = Scheduler(requests, policy, kv_slots=kv_slots, backend=backend, **options)
     return backend, sched, sched.run()
@@ -138,6 +139,22 @@ def test_tiny_backend_matches_recomputation(policy, kv_slots):
         assert sched.allocator.num_free_blocks == sched.allocator.num_blocks
     else:
         assert sched.allocator.extents() == []
+
+
+@pytest.mark.parametrize("kv_slots", [48, 400])
+def test_a_shared_prefix_changes_no_token(kv_slots):
+    """Prefix computed once, forked, its last block copied on write; preempted requests keep it
+    and recompute the rest: the tokens of a cache-free decode all the same."""
+    model, prompts = tiny_model(), tiny_prompts()
+    prefix = [7, 3, 9, 4, 5, 11]  # 6 tokens: one full block of 4 and a partly filled one
+    prompts = [prefix + p for p in prompts]
+    backend, sched, trace = serve_tiny(model, prompts, 12, "paged", kv_slots, shared_prefix=6)
+    for i, p in enumerate(prompts):
+        assert backend.sampled[i] == greedy_no_cache(model, p, 12), i
+    assert backend.num_copies >= len(prompts)  # each request copied the partly filled block
+    if kv_slots == 48:
+        assert sum(len(s.preempted) for s in trace) > 0
+    assert sched.allocator.num_free_blocks == sched.allocator.num_blocks
 
 
 @pytest.mark.parametrize(("policy", "kv_slots"), [("paged", 40), ("oracle", 60)])
@@ -399,9 +416,12 @@ def test_shared_system_prompt_is_held_once(model):
     assert shared.tokens == pm.generate(model, PROMPTS, 8, system=system).tokens
     assert shared.prefix_len >= 32 and shared.shared_full_blocks == shared.prefix_len // 16
     with_sharing, without = shared.blocks_after_prefill
-    assert without - with_sharing == (len(PROMPTS) - 1) * shared.shared_full_blocks
-    assert shared.copies == (len(PROMPTS) if shared.prefix_len % 16 else 0)
+    partial = shared.prefix_len % 16 != 0  # the prefix keeps its partly filled block for later
+    assert without - with_sharing == len(PROMPTS) * shared.shared_full_blocks - (
+        shared.shared_full_blocks + partial)
+    assert shared.copies == (len(PROMPTS) if partial else 0)
     assert 0 < shared.saved < 1 and shared.peak_blocks[0] < shared.peak_blocks[1]
+    assert shared.run.trace[-1].usage.token_states == 0  # everything freed, the prefix too
 
 
 @pytest.mark.parametrize(

@@ -137,3 +137,65 @@ def test_usage_has_named_fields():
     u = r.trace[0].usage
     assert u.token_states == u[0] == 5 and u.reservation == 3  # the prompt, then 3 to come
     assert sum(u) == 64
+
+
+class PrefixRecorder(Recorder):
+    def share_prefix(self, scheduler, seq_id):
+        self.calls.append(("share_prefix", scheduler.allocator.num_tokens(seq_id)))
+
+    def copy_blocks(self, scheduler, copies):
+        self.calls.append(("copy", tuple(copies)))
+
+
+def test_a_shared_prefix_is_held_once_and_copied_on_write():
+    """10 shared tokens in blocks of 4: two full blocks held once, the third copied per request."""
+    reqs = [Request(i, 20, 6) for i in range(3)]
+    backend = PrefixRecorder({i: 6 for i in range(3)})
+    s = Scheduler(reqs, "paged", kv_slots=400, block_size=4, watermark=0.0, shared_prefix=10,
+                  backend=backend, record_layout=True)  # fmt: skip
+    first = s.step()
+    assert backend.calls[0] == ("share_prefix", 10)
+    copies = [c for c in backend.calls if c[0] == "copy"]
+    assert len(copies) == 3 and len({pair for c in copies for pair in c[1]}) == 3
+    shared = s.allocator.block_table("<shared prefix>")
+    for r in reqs:  # each request: the two full prefix blocks, then blocks of its own
+        table = s.allocator.block_table(r.req_id)
+        assert table[:2] == shared[:2] and table[2] != shared[2] and len(table) == 5
+    assert s.allocator.num_used_blocks == 3 + 3 * 3  # vs 3 * 5 without sharing
+    assert first.usage.token_states == 10 + 3 * (20 - 8)  # physical slots holding a token
+    assert sum(first.usage) == 400
+    s.run()
+    assert s.allocator.num_used_blocks == 0  # the prefix goes when the run is done
+
+
+def test_preemption_keeps_the_shared_prefix_and_recomputes_only_the_rest():
+    reqs = [Request(i, 12, 12) for i in range(3)]
+    s = Scheduler(reqs, "paged", kv_slots=48, block_size=4, watermark=0.0, shared_prefix=8)
+    trace = s.run()
+    preempted = sum(len(t.preempted) for t in trace)
+    assert preempted > 0
+    # each recomputation re-prefills prompt + generated minus the 8 shared tokens
+    assert s.num_recomputed_tokens >= preempted * (12 - 8)
+    assert all(s.generated[r.req_id] == 12 for r in reqs)
+    assert s.allocator.num_used_blocks == 0 and all(sum(t.usage) == 48 for t in trace)
+    assert all(min(t.usage) >= 0 for t in trace)  # shared slots are counted once
+
+
+def test_no_shared_prefix_changes_nothing(workload):
+    a = paged.simulate(workload[:80], "paged", kv_slots=4000, block_size=16)
+    b = paged.simulate(workload[:80], "paged", kv_slots=4000, block_size=16, shared_prefix=0)
+    assert trace_digest(a) == trace_digest(b)
+
+
+@pytest.mark.parametrize(
+    "policy, options, named",
+    [
+        ("oracle", dict(shared_prefix=4), "shared_prefix=4 applies to policy 'paged'"),
+        ("paged", dict(shared_prefix=4, preemption="swap"), "recomputation only"),
+        ("paged", dict(shared_prefix=5), "no token of its own"),
+        ("paged", dict(shared_prefix=-1), "shared_prefix must be an int >= 0"),
+    ],
+)
+def test_a_shared_prefix_is_refused_where_it_cannot_work(policy, options, named):
+    with pytest.raises(ValueError, match=named):
+        Scheduler([Request(0, 5, 2)], policy, kv_slots=64, **options)

@@ -24,7 +24,7 @@ from .errors import (
 )
 from .generate import GenerateResult, generate, prompt_ids
 from .llama import Llama, LlamaConfig
-from .sharing import SharingResult, generate_shared
+from .sharing import SharingResult, blocks_held, generate_shared
 from .weights import cache_dir, load, weights_path
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "WeightsNotFound",
     "cache_dir",
     "generate",
+    "blocks_held",
     "generate_shared",
     "load",
     "prompt_ids",

@@ -10,6 +10,9 @@ simulates; this back-end computes what the simulator only imagines. Counting, pe
   that token (writing its K and V there) and samples the next one.
 So a request holding prompt_len + g slots has sampled g + 1 tokens, and it is finished once it
 has sampled `max_new_tokens` tokens or the end-of-sequence token (EOS is kept in its output).
+With a shared prefix (`Scheduler(shared_prefix=...)`), the prefix's K and V are computed once,
+into the prefix's own blocks, and a request's prefill starts after it; a copy-on-write copies
+the K and V of every layer of the block.
 Greedy sampling (argmax), so a run is deterministic and comparable with transformers'.
 """
 
@@ -50,6 +53,7 @@ class ModelBackend(Backend):
         self.decode_seconds: list[tuple[int, float]] = []  # (batch size, seconds) per step
         self.prefill_seconds: list[tuple[int, float]] = []  # (tokens run, seconds) per prefill
         self.peak_batch = 0  # most requests holding KV cache at once, counted while computing
+        self.num_copies = 0  # blocks copied on write (a shared prefix's partly filled block)
 
     def block_table(self, scheduler: Scheduler, req_id) -> list[int]:
         """The request's block table in the pool's block size (a contiguous extent: its slots)."""
@@ -65,13 +69,13 @@ class ModelBackend(Backend):
     def prefill(self, scheduler: Scheduler, admitted: list[Request]) -> None:
         """Run each admitted request's prompt (and tokens sampled before a preemption)."""
         self.peak_batch = max(self.peak_batch, len(scheduler.running))  # admitted ones included
-        chunks = []
+        chunks, shared = [], scheduler.shared_prefix  # the shared prefix is in the pool already
         for r in admitted:
             held = r.prompt_len + scheduler.generated[r.req_id]
             tokens = (self.prompt_ids[r.req_id] + self.sampled[r.req_id])[:held]
             if self._held(scheduler, r.req_id) != held or len(tokens) != held:
                 raise AssertionError(f"request {r.req_id!r}: the scheduler and model disagree")
-            chunks.append(Chunk(tokens, 0, self.block_table(scheduler, r.req_id)))
+            chunks.append(Chunk(tokens[shared:], shared, self.block_table(scheduler, r.req_id)))
         start = time.perf_counter()
         logits = run_chunks(self.model, self.pool, self.attention, chunks)
         next_ids = logits.argmax(dim=-1).tolist()
@@ -81,6 +85,19 @@ class ModelBackend(Backend):
             sampled = self.sampled[r.req_id]
             if len(sampled) == scheduler.generated[r.req_id]:  # else re-prefilled: keep its token
                 sampled.append(token)
+
+    def share_prefix(self, scheduler: Scheduler, seq_id) -> None:
+        """Compute the shared prefix's K and V once, into its own blocks."""
+        n = scheduler.shared_prefix
+        tokens = next(iter(self.prompt_ids.values()))[:n]
+        if any(p[:n] != tokens for p in self.prompt_ids.values()):
+            raise AssertionError(f"the prompts do not share their first {n} tokens")
+        table = scheduler.allocator.block_table(seq_id)
+        run_chunks(self.model, self.pool, self.attention, [Chunk(tokens, 0, table)])
+
+    def copy_blocks(self, scheduler: Scheduler, copies: list[tuple[int, int]]) -> None:
+        self.pool.copy_blocks(copies)
+        self.num_copies += len(copies)
 
     def decode(self, scheduler: Scheduler, batch: list[Request]) -> None:
         """Run the last sampled token of every request in `batch`; sample one more each."""

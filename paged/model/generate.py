@@ -10,7 +10,10 @@ decides how it is handed out:
 - "max": a contiguous range per request reserved at admission for prompt + max_new_tokens
   slots, the most it can ever hold (the scheduler's contiguous "oracle" rule applied to the
   token cap; the paper's Orca (Max) reserves the model's whole context, even more).
-Every input is checked before any memory is taken; the errors are in `paged.model.errors`.
+With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
+held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.sharing` counts
+what it saves). Every input is checked before any memory is taken; the errors are in
+`paged.model.errors`.
 """
 
 from __future__ import annotations
@@ -52,7 +55,9 @@ class GenerateResult:
     decode_seconds: tuple[tuple[int, float], ...]  # (batch size, seconds) of each decode step
     attention: str  # which attention read the cache
     device: str
-    trace: tuple[StepRecord, ...]
+    trace: tuple[StepRecord, ...]  # with the memory map of every step if record_layout=True
+    shared_prefix: int = 0  # prompt tokens held once by every request (share_prefix=True)
+    copies: int = 0  # blocks copied on write
 
     @property
     def tokens_per_s(self) -> float:
@@ -75,6 +80,15 @@ def prompt_ids(model: Llama, prompts: list[str], system: str | None = None) -> l
         chat = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         out.append(tok(chat, add_special_tokens=False)["input_ids"])
     return out
+
+
+def common_prefix_len(ids: list[list[int]]) -> int:
+    """Tokens every prompt starts with, keeping at least one token of each prompt its own."""
+    n = min(len(p) for p in ids) - 1
+    for i in range(n):
+        if any(p[i] != ids[0][i] for p in ids):
+            return i
+    return n
 
 
 def checked_prompt_ids(
@@ -132,6 +146,8 @@ def generate(
     system: str | None = None,
     max_num_seqs: int | None = None,
     preemption: str = "recompute",
+    share_prefix: bool = False,
+    record_layout: bool = False,
 ) -> GenerateResult:
     """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
 
@@ -139,10 +155,15 @@ def generate(
     block_size: slots per block under "paged". policy: "paged" or "max" (contiguous, prompt +
     max_new_tokens reserved per request: see the module docstring). system: a system prompt
     instead of the template's default one. max_num_seqs: a cap on requests running together.
-    preemption: "recompute" only (swapping is a simulator feature here).
+    preemption: "recompute" only (swapping is a simulator feature here). share_prefix: hold the
+    prompts' common first tokens once ("paged" only). record_layout: keep every step's memory
+    map in `.trace` (for drawings).
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if share_prefix and policy != "paged":
+        raise ValueError(f"share_prefix=True needs policy 'paged', got {policy!r}: a contiguous "
+                         "range cannot hold another request's tokens")  # fmt: skip
     if preemption != "recompute":
         raise ValueError(
             f"preemption={preemption!r}: the model back-end preempts by recomputation only "
@@ -166,7 +187,8 @@ def generate(
     requests = [Request(i, len(p), max_new_tokens) for i, p in enumerate(ids)]
     if policy == "paged":
         pool = KVPool(model, kv_slots // block_size * block_size, block_size)
-        options = dict(block_size=block_size, watermark=WATERMARK, preemption="recompute")
+        options = dict(block_size=block_size, watermark=WATERMARK, preemption="recompute",
+                       shared_prefix=common_prefix_len(ids) if share_prefix else 0)  # fmt: skip
     else:
         pool = KVPool(model, kv_slots, 1)  # contiguous: a slot is a block of one
         options = dict(placement="first_fit")
@@ -174,7 +196,7 @@ def generate(
     scheduler = Scheduler(
         requests, "paged" if policy == "paged" else "oracle", kv_slots=kv_slots,
         max_seq_len=model.config.context_length, backend=backend, max_num_seqs=max_num_seqs,
-        **options,
+        record_layout=record_layout, **options,
     )  # fmt: skip
     start = time.perf_counter()
     trace = tuple(scheduler.run())
@@ -196,4 +218,6 @@ def generate(
         attention=attention.name,
         device=str(model.device),
         trace=trace,
+        shared_prefix=scheduler.shared_prefix,
+        copies=backend.num_copies,
     )
