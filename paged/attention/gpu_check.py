@@ -20,6 +20,9 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
 - bench: `bench.py` in a child process that appends each row to `bench_rows.jsonl` as soon as
   it is measured and is killed at the cap: block sizes, the variants side by side (GB/s, % of
   the measured copy bandwidth, speed-up over the baseline and FlexAttention), baselines, sweep.
+- model: chapter 10's real model on this GPU (`paged.model.bench.serve`): paged through the
+  Triton kernel against contiguous "max" in one KV budget, tokens compared, peak batch and
+  tokens/s; recorded as skipped where the `model` extra or the weights are not installed.
 
 Writes to DIR: `gpu_check.json` (all, with `failures`), `pytest-<i>.xml`/`.log`, `registers.csv`,
 `bench_rows.jsonl`, `bench.log`, `kernel_bench_<device>.csv`/`.png`, every number labelled
@@ -122,11 +125,37 @@ def step_bench(ctx: Context, seconds: float) -> list[dict]:
     return add_ratios([json.loads(line) for line in lines])
 
 
+def step_model(ctx: Context, seconds: float) -> dict:
+    """The real model (chapter 10) on this GPU, in a child: paged through the Triton kernel vs
+    contiguous "max" in one budget (dry run: on the CPU, 2 prompts, 2 tokens)."""
+    device, tokens, prompts = ("cpu", 2, 2) if ctx.dry_run else ("cuda", 32, 8)
+    code = ("import json, paged.model.bench as b; "
+            f"print(json.dumps(b.serve({device!r}, {tokens}, b.PROMPTS[:{prompts}])))")  # fmt: skip
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=seconds)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return dict(skipped=f"killed at its {seconds:.0f} s cap")
+    if done.returncode:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        if "ModelExtraMissing" in tail[0] or "WeightsNotFound" in tail[0]:
+            return dict(skipped=tail[0][:300])  # no model here: said, not a failure
+        ctx.errors.append(f"model: exited {done.returncode}: {tail[0][:300]}")
+        return {}
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if ctx.dry_run:
+        result["label"] = ctx.label  # the CPU, two tokens: not a measurement
+    if not result["same_tokens"]:
+        ctx.errors.append("model: paged and max gave different tokens")
+    return result
+
+
 STEPS = (
-    Step("tests", 0.40, step_tests),
+    Step("tests", 0.38, step_tests),
     Step("registers", 0.08, step_registers),
-    Step("bench", 0.45, step_bench),
-)  # shares sum to 0.93: the rest is slack for writing the report
+    Step("bench", 0.40, step_bench),
+    Step("model", 0.08, step_model),
+)  # shares sum to 0.94: the rest is slack for writing the report
 
 
 def write_report(result: dict, out: Path, figure: bool = True) -> None:

@@ -1,6 +1,7 @@
 """Benchmark of the real model on the paged cache: load times, decode step, memory (MEASURED).
 
     python -m paged.model.bench            # about a minute on 2 CPU cores
+    python -m paged.model.bench --serve cuda --json   # one JSON line (make gpu-check runs it)
 
 Prints, with the machine and library versions:
 - first load: a fresh process with an empty cache directory (import, read and dequantize the
@@ -92,11 +93,35 @@ def decode_step(model, batch: int, new_tokens: int) -> tuple[float, float, int]:
     return 1000 * statistics.median(full), result.tokens_per_s, len(full)
 
 
+def serve(device: str, new_tokens: int = 32, prompts=PROMPTS) -> dict:
+    """Paged (the Triton kernel on CUDA) and contiguous "max" on the same prompts and budget:
+    tokens equal, peak batch, steps, preemptions, tokens per second (MEASURED on `device`)."""
+    import torch
+
+    import paged.model as pm
+
+    model = pm.load(device=device)
+    pm.generate(model, prompts[:1], 2)  # warm-up: compiles the kernels on a GPU
+    ids = pm.prompt_ids(model, prompts)
+    budget = 3 * (max(map(len, ids)) + new_tokens)  # contiguous "max" fits three at once
+    runs = {p: pm.generate(model, prompts, new_tokens, kv_slots=budget, policy=p)
+            for p in ("max", "paged")}  # fmt: skip
+    rows = [dict(policy=p, peak_batch=r.peak_batch, steps=r.steps, preemptions=r.preemptions,
+                 tokens_per_s=round(r.tokens_per_s, 1), attention=r.attention)
+            for p, r in runs.items()]  # fmt: skip
+    name = torch.cuda.get_device_name(0) if device == "cuda" else machine()
+    return dict(label=f"MEASURED on {name}", kv_slots=budget, new_tokens=new_tokens,
+                prompts=len(prompts), same_tokens=runs["max"].tokens == runs["paged"].tokens,
+                rows=rows)  # fmt: skip
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child-load", metavar="CACHE_DIR", help=argparse.SUPPRESS)
     parser.add_argument("--new-tokens", type=int, default=17, help="tokens per prompt")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    parser.add_argument("--serve", metavar="DEVICE", help="only paged vs max on DEVICE")
+    parser.add_argument("--json", action="store_true", help="with --serve: one JSON line")
     args = parser.parse_args(argv)
     if args.threads:  # children inherit it: OpenMP reads the variable when torch starts
         os.environ["OMP_NUM_THREADS"] = str(args.threads)
@@ -105,6 +130,10 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
     if args.child_load:
         return _child_load(args.child_load)
+    if args.serve:
+        result = serve(args.serve, args.new_tokens, PROMPTS)
+        print(json.dumps(result) if args.json else result)
+        return None
 
     import paged.model as pm
 
