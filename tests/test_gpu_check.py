@@ -167,9 +167,9 @@ def test_the_dry_run_runs_every_step_and_reports_after_each(tmp_path):
         lines.append(line)
         if line.startswith("gpu_check: ") and " ... " not in line and "(up to" in line:
             report = json.loads((tmp_path / "gpu_check.json").read_text())
-            done.append([s for s in ("tests", "registers", "bench") if s in report])
+            done.append([s for s in ("tests", "registers", "bench", "model") if s in report])
     assert proc.wait(timeout=240) == 0, "".join(lines)[-3000:]
-    assert done == [[], ["tests"], ["tests", "registers"]]
+    assert done == [[], ["tests"], ["tests", "registers"], ["tests", "registers", "bench"]]
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     assert report["label"].startswith("not a measurement") and report["failures"] == []
     assert report["tests"]["tests"] == 2 and report["tests"]["shards"] == 1
@@ -178,6 +178,8 @@ def test_the_dry_run_runs_every_step_and_reports_after_each(tmp_path):
     assert {(r["kernel"], r["shape"]) for r in side_by_side if "time_ms" in r} == {
         (v, s) for v in VARIANTS for s in ("uniform", "few_long", "mixed")
     }
+    model = report["model"]  # the real model ran (or says why not: no model extra here)
+    assert model.get("skipped") or (model["same_tokens"] and len(model["rows"]) == 2)
     assert all("speedup_vs_baseline" in r for r in side_by_side)
     assert any(line.startswith("  best on mixed:") for line in report["variant_summary"])
     names = {p.name for p in tmp_path.iterdir()}
