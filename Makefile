@@ -64,7 +64,7 @@ figures: setup
 # Run the browser test and keep the README's widget screenshots (needs Chromium).
 screenshots: setup
 	PAGED_REQUIRE_BROWSER=1 $(BIN)/python -m pytest tests/test_browser.py -p no:cacheprovider
-	for name in $(SCREENSHOTS); do cp test-output/browser/$${name}_after.png figures/lab_$$name.png; done
+	for name in $(SCREENSHOTS); do cp test-output/browser/en_$${name}_after.png figures/lab_$$name.png; done
 
 bench: setup
 	$(BIN)/python -m paged.course.sim_bench

@@ -88,7 +88,8 @@ class PreemptionExplorer(W.VBox):
         self.image.value = self._canvas.png()
         recent = "<br>".join(self.events[-3:]) or str(T.NO_PREEMPTION_YET)
         counts = T.PREEMPTION_COUNTERS.format(
-            step=sim.step_index, waiting=len(sim.waiting), preemptions=self.num_preemptions,
+            step_n=T.STEP_N.format(step=sim.step_index), waiting=len(sim.waiting),
+            preemptions=self.num_preemptions, swapped_words=T.SWAPPED_OUT_BLOCKS,
             swapped=sim.num_swapped_blocks, recompute=sim.num_recomputed_tokens,
         )  # fmt: skip
         self.counters.value = f"<p>{counts}<br><small>{recent}</small></p>"

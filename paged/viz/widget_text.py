@@ -25,6 +25,8 @@ APPEND = msg("append 1 token", "토큰 1개 추가")
 FORK = msg("fork into new id", "새 id로 fork")
 FREE = msg("free", "해제")
 
+STEP_N = msg("step {step}", "{step}단계")
+
 # allocator explorer
 REFUSED_NO_HOLE = msg(
     "step {step}: R{req} refused although {free} slots are free in total (largest hole {hole})",
@@ -40,9 +42,9 @@ PAGED_TITLE = msg(
     "페이징 (블록 {block}): 실행 중 {running}개, 대기 {waiting}개; 요청마다 한 색",
 )
 ALLOCATOR_COUNTERS = msg(
-    "step {step} · preemptions (paged): {preemptions} · contiguous refusals: {refusals} "
+    "{step_n} · preemptions (paged): {preemptions} · contiguous refusals: {refusals} "
     "(of which enough free in total: {no_hole})",
-    "{step}단계 · 선점(페이징): {preemptions} · 연속 할당의 거절: {refusals} "
+    "{step_n} · 선점(페이징): {preemptions} · 연속 할당의 거절: {refusals} "
     "(그중 전체로는 공간이 충분했던 경우: {no_hole})",
 )
 CONTIGUOUS = msg("contiguous", "연속 할당")
@@ -81,9 +83,10 @@ CPU_POOL = msg("CPU pool: {swapped} swapped out", "CPU 풀: 스왑 아웃 {swapp
 NO_CPU_POOL = msg("no CPU pool:\npreempted requests\nare recomputed",
                   "CPU 풀 없음:\n선점된 요청은\n재계산됩니다")  # fmt: skip
 NO_PREEMPTION_YET = msg("no preemption yet", "아직 선점 없음")
+SWAPPED_OUT_BLOCKS = msg("blocks swapped out", "스왑 아웃된 블록")
 PREEMPTION_COUNTERS = msg(
-    "step {step} · waiting {waiting} · preemptions <b>{preemptions}</b> · blocks swapped out "
+    "{step_n} · waiting {waiting} · preemptions <b>{preemptions}</b> · {swapped_words} "
     "<b>{swapped}</b> · tokens to recompute <b>{recompute}</b> (SIMULATED)",
-    "{step}단계 · 대기 {waiting} · 선점 <b>{preemptions}</b> · 스왑 아웃된 블록 "
+    "{step_n} · 대기 {waiting} · 선점 <b>{preemptions}</b> · {swapped_words} "
     "<b>{swapped}</b> · 재계산할 토큰 <b>{recompute}</b> (SIMULATED)",
 )

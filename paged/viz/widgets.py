@@ -143,7 +143,7 @@ class AllocatorExplorer(W.VBox):
         self.image.value = self._canvas.png()
         rows = {str(T.CONTIGUOUS): c.usage(), str(T.PAGED): p.usage()}
         counts = T.ALLOCATOR_COUNTERS.format(
-            step=c.step_index, preemptions=self.num_preemptions,
+            step_n=T.STEP_N.format(step=c.step_index), preemptions=self.num_preemptions,
             refusals=self.num_refusals["contiguous"], no_hole=self.num_refusals["no_hole"],
         )  # fmt: skip
         table = counter_table(rows, {k: c.kv_slots for k in rows})
