@@ -39,7 +39,7 @@ BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the block sizes of Fig. 19 (
 RECOMPUTE_OVER_SWAP_LIMIT = 1.2
 
 FITTED = msg("fitted to PAPER §7.3", "PAPER §7.3에 맞춘 값")
-MODERN = msg("modern host (ASSUMPTION)", "요즘 호스트 (가정)")
+MODERN = msg("modern host (ASSUMPTION)", "요즘 호스트 (ASSUMPTION)")
 CUSTOM = msg("custom", "직접 정한 값")
 DESCRIBE = msg(
     "{name}: {gbps:.1f} GB/s, {latency_us:.0f} µs per transfer, prefill {rate:,.0f} tokens/s",

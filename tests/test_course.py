@@ -106,12 +106,17 @@ def test_setup_cell_does_nothing_outside_colab_but_set_the_language(capsys, monk
     assert os.environ["PAGED_LANG"] == "ko"
 
 
-def test_the_editions_setup_cells_differ_by_the_language_line():
+def test_the_editions_setup_cells_differ_by_the_language_and_the_report():
     en, ko = course.setup_cell().splitlines(), course.setup_cell(lang="ko").splitlines()
-    assert [(a, b) for a, b in zip(en, ko, strict=True) if a != b] == [
-        ('os.environ["PAGED_LANG"] = "en"  # the language of checker hints, figures and widgets',
-         'os.environ["PAGED_LANG"] = "ko"  # the language of checker hints, figures and widgets')
-    ]
+    differ = [(a, b) for a, b in zip(en, ko, strict=True) if a != b]
+    assert differ[0] == (
+        'os.environ["PAGED_LANG"] = "en"  # the language of checker hints, figures and widgets',
+        'os.environ["PAGED_LANG"] = "ko"  # the language of checker hints, figures and widgets')
+    assert len(differ) == 3 and all("print(" in a or "f\"" in a for a, _ in differ[1:])
+    assert "설치했습니다" in differ[1][1]
+    from paged.course.editions import korean_code
+
+    assert korean_code(course.setup_cell()) == course.setup_cell(lang="ko")
 
 
 @pytest.mark.parametrize(

@@ -55,11 +55,21 @@ CHAPTER_EXTRAS = {
 }
 
 
+# The setup cell's last line, in each edition's language (it runs before `paged` exists).
+INSTALLED_LINE = {
+    "en": """print(f"Installed the course from {source}; kept this runtime's {', '.join(kept)}; "
+          f"Hangul in figures: {font or 'no font found'}.")""",
+    "ko": """print(f"코스를 {source}에서 설치했습니다. 이 런타임의 {', '.join(kept)}은(는) 그대로 "
+          f"둡니다. 그림의 한글 글꼴: {font or '찾지 못함'}.")""",
+}
+
+
 def setup_cell(repo: str = REPO, lang: str = "en", chapter: str | None = None) -> str:
     """Source of every notebook's first code cell: self-contained, it runs before `paged` exists.
 
-    The two editions' setup cells differ by one line, the edition's language (PAGED_LANG): the
-    language of what `paged` prints and draws (`paged.course.messages`). A chapter listed in
+    The two editions' setup cells differ by the line that sets the edition's language
+    (PAGED_LANG: the language of what `paged` prints and draws, `paged.course.messages`) and by
+    their last line (what the cell reports in Colab). A chapter listed in
     CHAPTER_EXTRAS also installs (in Colab) and checks what it needs beyond the course.
     """
     packages, extra_modules = CHAPTER_EXTRAS.get(chapter, ((), ()))
@@ -95,8 +105,7 @@ if "google.colab" in sys.modules:
     from paged.course.fonts import use_cjk_font
 
     font = use_cjk_font(install=True)  # installs fonts-nanum only if no Korean font is present
-    print(f"Installed the course from {{source}}; kept this runtime's {{', '.join(kept)}}; "
-          f"Hangul in figures: {{font or 'no font found'}}.")'''
+    {INSTALLED_LINE[lang]}'''
 
 
 # --- rewriting notebooks -----------------------------------------------------------------------
@@ -211,17 +220,29 @@ class Runtime:
 
 def runtime_hint(runtime: Runtime | None = None) -> str | None:
     """What a learner should change before the kernel chapter, or None when all is well."""
+    # Imported here: the rest of this file runs before the course is installed (see above).
+    from paged.course.messages import msg
+
     rt = runtime or Runtime.detect()
     if rt.gpu is None:
         if not rt.colab:
             return None  # local CPU: the kernel runs under Triton's interpreter, as chapter 0 says
-        return ("This Colab runtime has no GPU, so the Triton kernels of chapters 6 and 7 would "
-                "crawl under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → "
-                "Save, then run the notebook again from the top.")
+        return str(msg(
+            "This Colab runtime has no GPU, so the Triton kernels of chapters 6 and 7 would crawl "
+            "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → Save, "
+            "then run the notebook again from the top.",
+            "이 Colab 런타임에는 GPU가 없어서 이 코스의 6장과 7장의 Triton 커널이 CPU "
+            "인터프리터에서 아주 느리게 돕니다. 런타임 → 런타임 유형 변경 → T4 GPU → 저장을 "
+            "고른 뒤, 노트북을 처음부터 다시 실행하세요.",
+        ))  # fmt: skip
     major, minor = rt.capability
     if major < 8:
-        return (f"{rt.gpu} (sm_{major}{minor}) has no bf16 tensor cores: use fp16 "
-                "(dtype=torch.float16), not bf16, for the kernel.")
+        return msg(
+            "{gpu} (sm_{major}{minor}) has no bf16 tensor cores: use fp16 (dtype=torch.float16), "
+            "not bf16, for the kernel.",
+            "{gpu} (sm_{major}{minor})에는 bf16 텐서 코어가 없습니다. 커널에는 bf16이 아니라 "
+            "fp16(dtype=torch.float16)을 쓰세요.",
+        ).format(gpu=rt.gpu, major=major, minor=minor)
     return None
 
 

@@ -1,8 +1,9 @@
 """Two editions, one code: the Korean chapters in notebooks/ko/ follow the English ones.
 
 The English chapters are the source of truth. Each Korean chapter has the same cells in the same
-order: code cells are copied verbatim (never edited by hand; the setup cell differs by the one line
-that sets the edition's language, PAGED_LANG), markdown cells hold the Korean text
+order: code cells are copied verbatim (never edited by hand; the setup cell differs by the line
+that sets the edition's language, PAGED_LANG, and by its own last line), markdown cells hold the
+Korean text
 and record, in their metadata, a hash of the English cell they translate (`en_sha`). When an
 English markdown cell changes, its hash no longer matches and `stale()` (and the test that calls
 it) names the cell until its translation is revisited.
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 
-from .colab import BADGE, SETUP_MARKER
+from .colab import BADGE, INSTALLED_LINE, SETUP_MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 EN_DIR = ROOT / "notebooks"
@@ -50,10 +51,12 @@ def is_korean(text: str, share: float = 0.3) -> bool:
 
 
 def korean_code(source: str) -> str:
-    """An English code cell as the Korean edition runs it: the setup cell says PAGED_LANG=ko."""
+    """An English code cell as the Korean edition runs it: its setup cell sets PAGED_LANG=ko and
+    reports in Korean."""
     if not source.startswith(SETUP_MARKER):
         return source
-    return source.replace('os.environ["PAGED_LANG"] = "en"', 'os.environ["PAGED_LANG"] = "ko"', 1)
+    source = source.replace('os.environ["PAGED_LANG"] = "en"', 'os.environ["PAGED_LANG"] = "ko"', 1)
+    return source.replace(INSTALLED_LINE["en"], INSTALLED_LINE["ko"], 1)
 
 
 def twin(en_path: Path) -> Path:
