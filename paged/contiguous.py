@@ -35,7 +35,7 @@ PLACEMENTS = ("first_fit", "buddy")
 
 def next_pow2(n: int) -> int:
     """Smallest power of two >= n (n >= 1)."""
-    return 1 << (int(n) - 1).bit_length()
+    return 1 << (require_int("n", n, at_least=1) - 1).bit_length()
 
 
 @dataclass(frozen=True)

@@ -37,14 +37,23 @@ class ModelSpec:
         return 2 * self.num_layers * self.num_kv_heads * self.head_dim * self.dtype_bytes
 
 
+def _spec(spec) -> ModelSpec:
+    if not isinstance(spec, ModelSpec):
+        raise ValueError(f"spec must be a ModelSpec (e.g. paged.OPT_13B), got {spec!r}")
+    return spec
+
+
 def bytes_per_token(spec: ModelSpec) -> int:
     """Bytes of KV cache one token occupies in `spec`."""
-    return spec.bytes_per_token
+    return _spec(spec).bytes_per_token
 
 
 def kv_slots(spec: ModelSpec, budget_bytes: int) -> int:
     """How many tokens' K and V fit in `budget_bytes` (whole tokens only)."""
-    if budget_bytes < 0:
+    spec = _spec(spec)
+    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, (int, float)):
+        raise ValueError(f"budget_bytes must be a number of bytes, got {budget_bytes!r}")
+    if not budget_bytes >= 0:
         raise ValueError(f"budget_bytes must be >= 0, got {budget_bytes!r}")
     return int(budget_bytes) // spec.bytes_per_token
 

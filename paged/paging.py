@@ -20,7 +20,8 @@ from .errors import OutOfBlocks, UnknownSequence, require_int
 
 def num_blocks_for(num_tokens: int, block_size: int) -> int:
     """ceil(num_tokens / block_size): blocks needed to hold `num_tokens` tokens."""
-    return -(-num_tokens // block_size)
+    num_tokens = require_int("num_tokens", num_tokens, at_least=0)
+    return -(-num_tokens // require_int("block_size", block_size, at_least=1))
 
 
 class PagedAllocator:

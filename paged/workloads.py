@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import require_int
+
 MAX_TOTAL_LEN = 2048
 
 
@@ -26,12 +28,11 @@ class Request:
     arrival_time: float = 0.0  # in decode steps
 
     def __post_init__(self) -> None:
-        if self.prompt_len < 1:
-            raise ValueError(f"prompt_len must be >= 1, got {self.prompt_len!r}")
-        if self.output_len < 1:
-            raise ValueError(f"output_len must be >= 1, got {self.output_len!r}")
-        if self.arrival_time < 0:
-            raise ValueError(f"arrival_time must be >= 0, got {self.arrival_time!r}")
+        require_int("prompt_len", self.prompt_len, at_least=1)
+        require_int("output_len", self.output_len, at_least=1)
+        t = self.arrival_time
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
+            raise ValueError(f"arrival_time must be a number >= 0, got {t!r}")
 
     @property
     def final_len(self) -> int:
