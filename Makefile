@@ -16,7 +16,7 @@ LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Browser-test screenshots that the README shows.
 SCREENSHOTS := allocator_explorer copy_on_write
 
-.PHONY: setup lab test test-more lint notebooks ko figures screenshots bench clean
+.PHONY: setup lab lab-ko test test-more lint notebooks ko figures screenshots bench clean
 
 $(STAMP): pyproject.toml
 	@echo ">> Setting up $(VENV) (first run only; later runs reuse it)."
@@ -40,6 +40,10 @@ setup: $(STAMP)
 
 lab: setup
 	$(BIN)/jupyter lab $(LAB_ROOT_FLAG) notebooks/00_start_here.ipynb
+
+# The Korean edition (README.ko.md): the same JupyterLab, opened on its chapter 0.
+lab-ko: setup
+	$(BIN)/jupyter lab $(LAB_ROOT_FLAG) notebooks/ko/00_start_here.ipynb
 
 lint: setup
 	$(BIN)/ruff check paged tests notebooks

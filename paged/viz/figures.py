@@ -2,9 +2,11 @@
 
     python -m paged.viz.figures [--out figures]
 
-All simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is
-made separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here;
-the JupyterLab screenshots `lab_*.png` come from the browser test (`make screenshots`).
+Each picture is drawn twice: in English into figures/ (README.md) and in Korean into
+figures/ko/ (README.ko.md), from the same code and numbers (`paged.course.messages`). All
+simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is made
+separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here; the
+JupyterLab screenshots `lab_*.png` come from the browser test (`make screenshots`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .. import viz  # noqa: E402
+from ..course.messages import language, msg, set_language  # noqa: E402
 from ..experiments import block_size_sweep, compare_policies  # noqa: E402
 from ..kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
 from ..paging import PagedAllocator  # noqa: E402
@@ -42,7 +45,28 @@ def kernel_rows(out: Path) -> list[dict] | None:
     return list(csv.DictReader(open(found[0]))) if found else None
 
 
+ARENA = msg("SIMULATED: contiguous arena over time (Oracle reservation, first-fit, 3,000 slots, "
+            "40 ShareGPT-like requests)",
+            "SIMULATED: 시간에 따른 연속 할당 영역 (Oracle 예약, first-fit, 슬롯 3,000개, "
+            "ShareGPT 비슷한 요청 40개)")  # fmt: skip
+POOL = msg("SIMULATED: paged pool at step 300 (block 16, same 3,000 slots)",
+           "SIMULATED: 300단계의 페이징 풀 (블록 16, 같은 슬롯 3,000개)")  # fmt: skip
+TABLES = msg("Block tables: A' forked from A, then wrote: copy-on-write",
+             "블록 테이블: A'는 A에서 fork한 뒤 썼다 (쓰기 시 복사)")  # fmt: skip
+BREAKDOWN = msg("KV-cache usage: SIMULATED (2,000 ShareGPT-like, OPT-13B, 15,728 slots, buddy) "
+                "vs PAPER Fig. 2",
+                "KV 캐시 사용: SIMULATED (ShareGPT 비슷한 요청 2,000개, OPT-13B, 슬롯 15,728개, "
+                "buddy) vs PAPER Fig. 2")  # fmt: skip
+TRADEOFF = msg("Block-size trade-off (SIMULATED, 300 ShareGPT-like)",
+               "블록 크기의 절충 (SIMULATED, ShareGPT 비슷한 요청 300개)")  # fmt: skip
+COSTS = msg("SIMULATED cost model, the shape of Fig. 19(a): fitted to PAPER §7.3 vs a modern host "
+            "(ASSUMPTION)",
+            "SIMULATED 비용 모델, Fig. 19(a)의 모양: PAPER §7.3에 맞춘 모델 vs 요즘 호스트 "
+            "(ASSUMPTION)")  # fmt: skip
+
+
 def make_all(out: Path) -> list[Path]:
+    """Every picture in the current language into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     made = []
 
@@ -57,8 +81,7 @@ def make_all(out: Path) -> list[Path]:
     viz.draw_arena_timeline(
         trace,
         ax=ax,
-        title="SIMULATED: contiguous arena over time "
-        "(Oracle reservation, first-fit, 3,000 slots, 40 ShareGPT-like requests)",
+        title=str(ARENA),
     )
     save(fig, "arena_timeline.png")
 
@@ -69,7 +92,7 @@ def make_all(out: Path) -> list[Path]:
         pool[300].layout,
         ax=ax,
         columns=24,
-        title="SIMULATED: paged pool at step 300 (block 16, same 3,000 slots)",
+        title=str(POOL),
     )
     save(fig, "block_pool.png")
 
@@ -83,7 +106,7 @@ def make_all(out: Path) -> list[Path]:
     viz.draw_block_table(
         paged_layout(a),
         ax=ax,
-        title="Block tables: A' forked from A, then wrote: copy-on-write",
+        title=str(TABLES),
     )
     save(fig, "block_table.png")
 
@@ -93,8 +116,7 @@ def make_all(out: Path) -> list[Path]:
     viz.draw_breakdown(
         results,
         ax=ax,
-        title="KV-cache usage: SIMULATED (2,000 ShareGPT-like, "
-        "OPT-13B, 15,728 slots, buddy) vs PAPER Fig. 2",
+        title=str(BREAKDOWN),
     )
     save(fig, "breakdown_vs_paper.png")
     fig, ax = plt.subplots(figsize=(7, 3.4))
@@ -109,7 +131,7 @@ def make_all(out: Path) -> list[Path]:
         ax=ax,
         highlight=16,
         kernel_rows=kernel_rows(out),
-        title="Block-size trade-off (SIMULATED, 300 ShareGPT-like)",
+        title=str(TRADEOFF),
     )
     save(fig, "block_size_tradeoff.png")
 
@@ -124,18 +146,29 @@ def make_preemption_costs(out: Path) -> Path:
     viz.draw_preemption_costs(
         (CostModel.fitted_to_paper(), CostModel.modern_host()),
         ax=ax,
-        title="SIMULATED cost model, the shape of Fig. 19(a): fitted to PAPER §7.3 vs a modern "
-        "host (ASSUMPTION)",
+        title=str(COSTS),
     )
     path = out / "preemption_costs.png"
     _save(fig, path)
     return path
 
 
+def make_both(out: Path) -> list[Path]:
+    """English pictures into `out`, Korean ones into `out`/ko; the language is restored."""
+    before = language()
+    try:
+        set_language("en")
+        made = make_all(out)
+        set_language("ko")
+        return made + make_all(out / "ko")
+    finally:
+        set_language(before)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=FIGURES_DIR)
-    for path in make_all(ap.parse_args(argv).out):
+    for path in make_both(ap.parse_args(argv).out):
         print(path)
 
 
