@@ -28,7 +28,8 @@ def test_badge_and_setup_cell_point_at_the_course(path):
     cells = json.loads(path.read_text())["cells"]
     assert course.colab_badge(_name(path)) in "".join(cells[0]["source"])
     assert cells[1]["cell_type"] == "code"
-    assert "".join(cells[1]["source"]) == course.setup_cell(lang=course.edition(path), chapter=path.name)
+    setup = course.setup_cell(lang=course.edition(path), chapter=path.name)
+    assert "".join(cells[1]["source"]) == setup
     assert cells[1]["outputs"] == []  # outside Colab the setup cell does nothing, silently
 
 

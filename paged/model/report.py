@@ -1,0 +1,104 @@
+"""Reading a real-model run (chapter 10): where it ran, its batch over time, and an oracle.
+
+A MEASURED number means little without the machine it was measured on: `environment` names the
+CPU (and the GPU, when the model is on one), the torch threads and the library versions in one
+line. `batch_over_time` and `mean_batch` read a `GenerateResult`'s trace. `admitted_at_start`
+asks the scheduler alone how many requests, queued at once, its first step admits: the
+admission rule on the prompts' lengths, nothing computed (SIMULATED), to see what the output cap
+and the budget do to the gap between paging and contiguous reservation without rerunning the
+model. `transformers_model` and `transformers_greedy` are the independent check: transformers'
+own Llama, loaded from the same GGUF file, decoding greedily without any paged cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from unittest import mock
+
+import torch
+
+from ..scheduler import Scheduler
+from ..workloads import Request
+from .bench import machine, peak_rss_mib
+from .generate import POLICIES, WATERMARK, GenerateResult
+from .llama import Llama
+from .weights import weights_path
+
+
+def environment(model: Llama) -> str:
+    """The machine a MEASURED number comes from: the GPU if the model is on one, CPU, versions."""
+    line = machine()
+    if model.device.type == "cuda":
+        line = f"{torch.cuda.get_device_name(model.device)} (CUDA {torch.version.cuda}); {line}"
+    return line
+
+
+def peak_memory_gib() -> float:
+    """Peak resident memory of this process so far, in GiB."""
+    return peak_rss_mib() / 1024
+
+
+def batch_over_time(result: GenerateResult) -> list[int]:
+    """Requests holding KV cache at the end of each scheduler step (admitted ones included)."""
+    return [s.num_running for s in result.trace]
+
+
+def mean_batch(result: GenerateResult) -> float:
+    """Requests per decode step, averaged over the run's decode steps."""
+    sizes = [b for b, _ in result.decode_seconds]
+    return sum(sizes) / len(sizes) if sizes else 0.0
+
+
+def admitted_at_start(
+    prompt_lens: list[int],
+    max_new_tokens: int,
+    kv_slots: int,
+    policy: str = "paged",
+    block_size: int = 16,
+    max_seq_len: int = 8192,
+) -> int:
+    """How many of these requests, all queued at once, the first step admits (`generate`'s rules).
+
+    "paged": each takes the blocks its prompt fills, keeping the watermark free; "max": each
+    reserves prompt_len + max_new_tokens contiguous slots. Only the scheduler runs (SIMULATED).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if isinstance(prompt_lens, int) or not prompt_lens:
+        raise ValueError(f"prompt_lens must be a non-empty list of lengths, got {prompt_lens!r}")
+    requests = [Request(i, n, max_new_tokens) for i, n in enumerate(prompt_lens)]
+    if policy == "paged":
+        options = dict(block_size=block_size, watermark=WATERMARK)
+    else:
+        options = dict(placement="first_fit")
+    scheduler = Scheduler(requests, "paged" if policy == "paged" else "oracle",
+                          kv_slots=kv_slots, max_seq_len=max_seq_len, **options)  # fmt: skip
+    return len(scheduler.step().admitted)
+
+
+def transformers_model(device: str = "cpu"):
+    """transformers' own Llama from the same GGUF file, in fp32, loaded without progress bars."""
+    from transformers import AutoModelForCausalLM
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()  # transformers' own bars; the GGUF reader uses tqdm directly
+    bar = getattr(gguf_utils, "tqdm", None)
+    quiet = mock.patch.object(gguf_utils, "tqdm", functools.partial(bar, disable=True)) if bar \
+        else contextlib.nullcontext()  # fmt: skip
+    path = weights_path()
+    with quiet:
+        hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name,
+                                                  dtype=torch.float32)  # fmt: skip
+    return hf.to(device).eval()
+
+
+def transformers_greedy(hf_model, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
+    """transformers' greedy `generate` on one prompt: its new token ids (EOS kept, as ours)."""
+    device = next(hf_model.parameters()).device
+    ids = torch.tensor([prompt_ids], device=device)
+    with torch.no_grad():
+        out = hf_model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                max_new_tokens=max_new_tokens)  # fmt: skip
+    return out[0, len(prompt_ids) :].tolist()

@@ -1,0 +1,159 @@
+"""The serving exercise of chapter 10 (`admit`): its checker, model answer and typical mistakes.
+
+As for every checker: the package's model answer and an answer written here independently are
+accepted; each typical mistake, written here as a learner would, is rejected with the hint that
+names it; the stub gets "not yet", a function that returns None "you returned nothing", an
+exception is reported, not raised; the texts speak Korean in the Korean edition, in the
+glossary's terms. And the checker's truth is the scheduler's: its first step, on a pool of
+`free_blocks` free blocks, admits what the checker expects.
+"""
+
+import math
+
+import pytest
+
+from paged.course import glossary
+from paged.course.messages import Message
+from paged.exercises import serving
+from paged.exercises.answers import serving as serving_answers
+from paged.exercises.serving import check_admit
+from paged.scheduler import Scheduler
+from paged.workloads import Request
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    monkeypatch.delenv("PAGED_LANG", raising=False)
+
+
+def stub(waiting, free_blocks, block_size, watermark_blocks):
+    raise NotImplementedError  # your code here
+
+
+def nothing(waiting, free_blocks, block_size, watermark_blocks):
+    pass
+
+
+def admit(waiting, free_blocks, block_size, watermark_blocks):
+    """Written independently of the model answer: count what stays free, stop at a misfit."""
+    out = []
+    i = 0
+    while i < len(waiting):
+        req_id, prompt_len, _ = waiting[i]
+        blocks = math.ceil(prompt_len / block_size)
+        if free_blocks - blocks < watermark_blocks:
+            return out
+        free_blocks -= blocks
+        out.append(req_id)
+        i += 1
+    return out
+
+
+def _walk(blocks, *, skip=False, watermark=True, take=True, strict=False, per_request=False):
+    """admit with one slip, as a learner would write it."""
+
+    def wrong(waiting, free_blocks, block_size, watermark_blocks):
+        out, free = [], free_blocks
+        wm = watermark_blocks if watermark else 0
+        for req_id, prompt_len, max_new in waiting:
+            need = blocks(prompt_len, max_new, block_size)
+            fits = need + wm < free if strict else need + wm <= free
+            if not fits:
+                if skip:
+                    continue
+                break
+            out.append(req_id)
+            free -= (need if take else 0) + (wm if per_request else 0)
+        return out
+
+    return wrong
+
+
+def prompt_blocks(p, n, bs):
+    return math.ceil(p / bs)
+
+
+WRONG = {
+    "as contiguous 'max' reservation does": _walk(lambda p, n, bs: math.ceil((p + n) / bs)),
+    "first come, first served": _walk(prompt_blocks, skip=True),
+    "keep watermark_blocks free": _walk(prompt_blocks, watermark=False),
+    "round the number of blocks up": _walk(lambda p, n, bs: p // bs),
+    "find fewer free blocks": _walk(prompt_blocks, take=False),
+    "equal the free blocks exactly": _walk(prompt_blocks, strict=True),
+    "once for the whole pool": _walk(prompt_blocks, per_request=True),
+    "admission takes blocks for the prompt alone": _walk(lambda p, n, bs: math.ceil((p + 1) / bs)),
+}  # fmt: skip
+
+
+def test_the_model_answer_is_accepted_also_as_typed_into_the_chapter(capsys):
+    assert check_admit(serving_answers.admit) is True
+    assert capsys.readouterr().out == "admit: correct (7 cases).\n"
+    import inspect
+
+    namespace = {}  # the solvability test puts this source in place of the chapter's stub
+    exec(inspect.getsource(serving_answers.admit), namespace)
+    assert check_admit(namespace["admit"]) is True
+    assert serving_answers.__all__ == ["admit"] and serving.__all__ == ["check_admit"]
+
+
+def test_an_answer_written_independently_is_accepted(capsys):
+    assert check_admit(admit) is True, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("hint", WRONG)
+def test_each_typical_mistake_is_rejected_with_the_hint_that_names_it(hint, capsys):
+    assert check_admit(WRONG[hint]) is False
+    out = capsys.readouterr().out
+    assert "admit: not quite" in out and "  hint: " in out and hint in out, out
+    assert out.count("hint:") == 1 and "Traceback" not in out
+
+
+def test_the_stub_is_not_yet_and_none_is_nothing(capsys):
+    assert check_admit(stub) is False
+    assert capsys.readouterr().out.startswith("admit: not yet: replace the stub")
+    assert check_admit(nothing) is False
+    out = capsys.readouterr().out
+    assert "admit: you returned nothing" in out and "did you forget `return`?" in out, out
+    assert "not yet" not in out and "stub" not in out
+
+
+def test_an_exception_is_reported_and_a_vandal_changes_no_case(capsys):
+    def broken(waiting, free_blocks, block_size, watermark_blocks):
+        return [waiting[9][0]]
+
+    assert check_admit(broken) is False
+    out = capsys.readouterr().out
+    assert "admit: not quite: for waiting=[('A', 10, 16)" in out
+    assert "your function raised IndexError" in out and "Traceback" not in out
+
+    def vandal(waiting, free_blocks, block_size, watermark_blocks):
+        waiting.clear()
+        return []
+
+    assert check_admit(vandal) is False
+    assert check_admit(admit) is True
+
+
+def test_the_truth_is_the_schedulers_first_step():
+    """Admission reads only prompt lengths: the pool sees no blocks for max_new_tokens."""
+    waiting = [("A", 40, 200), ("B", 35, 200), ("C", 70, 200), ("D", 38, 200)]
+    case, answer = serving._admit_pair(16, 20, 0, waiting)
+    assert case == (waiting, 20, 16, 0) and answer == ["A", "B", "C", "D"]
+    requests = [Request(i, p, n) for i, (_, p, n) in enumerate(waiting)]
+    s = Scheduler(requests, "paged", kv_slots=20 * 16, block_size=16, watermark=0.0)
+    s.step()
+    assert s.allocator.num_free_blocks == 20 - (3 + 3 + 5 + 3)
+    contiguous = Scheduler(requests, "oracle", kv_slots=20 * 16)  # prompt + max_new reserved
+    assert contiguous.step().admitted == (0,)
+
+
+def test_checker_texts_speak_korean_in_the_glossarys_terms(monkeypatch, capsys):
+    hints = [m for _, m in serving._ADMIT_MISTAKES]
+    assert len(hints) >= 3 and all(type(m) is Message for m in hints)
+    assert [(m.ko[:30], v) for m in hints for v in glossary.variants(m.ko)] == []
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    assert check_admit(admit) is True
+    assert capsys.readouterr().out == "admit: 정답입니다 (사례 7개).\n"
+    assert check_admit(WRONG["first come, first served"]) is False
+    out = capsys.readouterr().out
+    assert "아직 아닙니다" in out and "  힌트: 수락은 선착순입니다." in out, out
