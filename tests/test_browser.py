@@ -305,9 +305,16 @@ def _button(widget, lang, message):
     return widget.locator("button", has_text=re.compile(rf"^\s*{caption}\s*$"))
 
 
+def _counters(widget, lang):
+    """The explorer's status line, found by its "step N" whatever N is now."""
+    any_step = re.escape(_said(lang, T.STEP_N, step=12345)).replace("12345", r"\d+")
+    return widget.locator(".widget-html", has_text=re.compile(any_step))
+
+
 def _step_allocator(page, widget, lang) -> None:
     """One click on "step" advances both runs by steps/click (20) from the chapter's 100."""
-    counters = widget.locator(".widget-html", has_text=_said(lang, T.STEP_N, step=100))
+    counters = _counters(widget, lang)
+    assert _said(lang, T.STEP_N, step=100) + " " in counters.inner_text()
     step = _button(widget, lang, T.STEP)
     _changes_drawing(page, widget, step.click, f"{lang}_allocator_explorer")
     assert _said(lang, T.STEP_N, step=120) + " " in counters.inner_text()
@@ -353,9 +360,10 @@ def _drag_block_size(page, widget, lang) -> None:
 
 def _preempt_and_swap(page, widget, lang) -> None:
     """One click on "step" runs 10 more steps from the chapter's 100, in swap mode."""
-    counters = widget.locator(".widget-html", has_text=_said(lang, T.STEP_N, step=100))
-    swapped = _said(lang, T.SWAPPED_OUT_BLOCKS)
-    assert swapped in counters.inner_text()
+    counters = _counters(widget, lang)
+    text = counters.inner_text()
+    assert _said(lang, T.STEP_N, step=100) + " " in text
+    assert _said(lang, T.SWAPPED_OUT_BLOCKS) in text
     _changes_drawing(page, widget, _button(widget, lang, T.STEP).click,
                      f"{lang}_preemption_explorer")  # fmt: skip
     assert _said(lang, T.STEP_N, step=110) + " " in counters.inner_text()
