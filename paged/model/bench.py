@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -65,7 +64,14 @@ def machine() -> str:
     )
 
 
-def peak_rss_mib(who=resource.RUSAGE_SELF) -> float:
+def peak_rss_mib(children: bool = False) -> float:
+    """Peak resident memory of this process (or of its finished children), MiB; NaN where the
+    platform cannot tell (Windows has no `resource` module)."""
+    try:
+        import resource
+    except ImportError:
+        return float("nan")
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
     return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
 
 
@@ -170,7 +176,7 @@ def main(argv=None) -> None:
     c = model.config
     per_token = 2 * c.num_layers * c.num_kv_heads * c.head_dim * model.dtype.itemsize
     print(f"KV cache: {per_token} bytes per token ({model.dtype})")
-    rss = max(peak_rss_mib(), peak_rss_mib(resource.RUSAGE_CHILDREN))
+    rss = max(peak_rss_mib(), peak_rss_mib(children=True))
     print(f"peak resident memory: {rss / 1024:.2f} GiB (target <= 2 GiB)")
 
 
