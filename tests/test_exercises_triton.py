@@ -460,7 +460,10 @@ def test_typical_mistake_rejected_with_the_hint_that_names_it(puzzle, variant, h
     check = getattr(ex, PUZZLES[puzzle][0])
     assert check(Variant(globals()[PUZZLES[puzzle][1]], variant)) is False
     out = capsys.readouterr().out
-    assert out.startswith(f"{puzzle}: not quite (") and "hint:" in out and hint in out, out
+    # Triton 3.5 refuses some shape mistakes outright (a 1-D mask on a square tile) where 3.9
+    # broadcasts them: rejected either way, with the hint that names the mistake.
+    rejected = (f"{puzzle}: not quite (", f"{puzzle}: your kernel did not run")
+    assert out.startswith(rejected) and "hint:" in out and hint in out, out
 
 
 STUBS = {"stamp_kernel": "stub_stamp", "copy_kernel": "stub_copy", "copy_2d_kernel": "stub_copy_2d",

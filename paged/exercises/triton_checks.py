@@ -71,13 +71,13 @@ ERROR_HINTS = (
         "signature and use those names in tl.arange, not a runtime argument such as n.",
         "타일 크기는 컴파일 시점 상수입니다. 시그니처에서 NAME: tl.constexpr로 선언하고, "
         "tl.arange에는 n 같은 실행 시점 인자가 아니라 그 이름을 쓰세요.")),
-    ("incompatible dimensions", msg(
+    (("incompatible dimensions", "Cannot broadcast"), msg(  # Triton 3.9 and 3.5 say it so
         "two shapes do not line up. Triton matches shapes from the LAST dimension, so a (ROWS,) "
-        "vector next to a (ROWS, COLS) tile is lined up with the columns: a 1-D mask or offset "
-        "on a 2-D tile needs [:, None] (one per row) or [None, :] (one per column).",
+        "vector next to a (ROWS, COLS) tile is lined up with the columns: a 1-D mask on a 2-D "
+        "tile (or a 1-D offset) needs [:, None] (one per row) or [None, :] (one per column).",
         "두 모양이 맞지 않습니다. Triton은 모양을 마지막 차원부터 맞추므로, (ROWS,) 벡터를 "
-        "(ROWS, COLS) 타일 옆에 두면 열과 맞춰집니다. 2차원 타일에 쓰는 1차원 마스크나 오프셋에는 "
-        "[:, None](행마다 하나) 또는 [None, :](열마다 하나)가 필요합니다.")),
+        "(ROWS, COLS) 타일 옆에 두면 열과 맞춰집니다. 2차원 타일의 1차원 마스크(또는 1차원 "
+        "오프셋)에는 [:, None](행마다 하나) 또는 [None, :](열마다 하나)가 필요합니다.")),
     ("should have M >=", msg(
         "tl.dot refused the shapes: its inner dimension K must be at least 16 on a GPU; pad the "
         "tiles to 16 and mask the padding (other=0.0).",
@@ -127,7 +127,9 @@ def launch(name: str, watch: Watch, run, *args, **kwargs) -> bool:
     except Exception as exc:  # the learner's kernel: any error is theirs to read
         text = " ".join(str(exc).split())
         print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {text[:300]}"))
-        hint = next((h for key, h in ERROR_HINTS if key in text), RUN_BY_HAND)
+        hint = next((h for keys, h in ERROR_HINTS
+                     if any(k in text for k in ((keys,) if isinstance(keys, str) else keys))),
+                    RUN_BY_HAND)  # fmt: skip
         print(HINT.format(hint=hint))
         return False
     return True
