@@ -5,7 +5,9 @@ A stub is a code cell tagged `exercise:<name>` (cell metadata "tags"); it holds 
 function (or @triton.jit kernel) named <name>, and `paged.exercises.answers.source(name)` takes
 its place. The committed chapters keep their stubs and their "not yet" outputs (strict nbval
 checks those); this test never writes a notebook. Checker calls are the calls, in code cells, of
-the names a chapter imports from `paged.exercises`; each must print one "correct" verdict.
+the names a chapter imports from `paged.exercises`; each must print one "correct" verdict. The run
+stops after the last cell that calls a checker: what comes later cannot change a verdict (and
+chapter 10's serving runs, which come after its exercise, are nbval's to execute).
 """
 
 from __future__ import annotations
@@ -40,14 +42,14 @@ def exercise_cells(nb) -> list[tuple[int, str]]:
     return out
 
 
-def checker_calls(nb) -> int:
-    """Calls, in code cells, of the names imported from paged.exercises (except `solution`)."""
+def _checker_calls_per_cell(nb) -> list[int]:
+    """Per cell: calls of the names imported from paged.exercises (except `solution`)."""
     trees = []
     for cell in nb.cells:
-        if cell.cell_type == "code":
-            lines = cell.source.splitlines()  # IPython's %magics and !commands are not Python
-            code = [line for line in lines if not line.lstrip().startswith(("%", "!"))]
-            trees.append(ast.parse("\n".join(code)))
+        source = cell.source if cell.cell_type == "code" else ""
+        lines = source.splitlines()  # IPython's %magics and !commands are not Python
+        trees.append(ast.parse("\n".join(ln for ln in lines
+                                          if not ln.lstrip().startswith(("%", "!")))))  # fmt: skip
     names = {
         alias.asname or alias.name
         for tree in trees
@@ -55,11 +57,16 @@ def checker_calls(nb) -> int:
         if isinstance(node, ast.ImportFrom) and node.module == "paged.exercises"
         for alias in node.names
     } - {"solution"}
-    return sum(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+    return [
+        sum(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in names for node in ast.walk(tree))
         for tree in trees
-        for node in ast.walk(tree)
-    )
+    ]  # fmt: skip
+
+
+def checker_calls(nb) -> int:
+    """Calls, in code cells, of the names imported from paged.exercises (except `solution`)."""
+    return sum(_checker_calls_per_cell(nb))
 
 
 def solve(path: Path, cwd: Path = NOTEBOOKS, timeout: int = 600):
@@ -71,6 +78,9 @@ def solve(path: Path, cwd: Path = NOTEBOOKS, timeout: int = 600):
     tagged = exercise_cells(nb)
     for i, name in tagged:
         nb.cells[i].source = answers.source(name)
+    calls = _checker_calls_per_cell(nb)
+    last = max((i for i, n in enumerate(calls) if n), default=len(nb.cells) - 1)
+    nb.cells = nb.cells[: last + 1]  # nothing after the last checker call changes a verdict
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(cwd)}}).execute()  # fmt: skip
     printed = "".join(
