@@ -13,8 +13,9 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
          --nbval-cell-timeout 600
 # JupyterLab refuses to start as root (containers, CI) unless told to.
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
-# Browser-test screenshots that the README shows.
+# Browser-test screenshots that the READMEs show (README.ko.md: the Korean edition's widgets).
 SCREENSHOTS := allocator_explorer copy_on_write
+SCREENSHOTS_KO := allocator_explorer block_table_explorer
 
 .PHONY: setup lab lab-ko test test-more lint notebooks ko figures screenshots bench clean
 
@@ -83,6 +84,7 @@ figures: setup
 screenshots: setup
 	PAGED_REQUIRE_BROWSER=1 $(BIN)/python -m pytest tests/test_browser.py -p no:cacheprovider
 	for name in $(SCREENSHOTS); do cp test-output/browser/en_$${name}_after.png figures/lab_$$name.png; done
+	for name in $(SCREENSHOTS_KO); do cp test-output/browser/ko_$${name}_after.png figures/ko/lab_$$name.png; done
 
 bench: setup
 	$(BIN)/python -m paged.course.sim_bench

@@ -136,3 +136,23 @@ def test_the_glossary_checks_can_fail():
     assert glossary.repeated_glosses("블록 테이블(block table), 블록 테이블(block table)") == {
         "block table": 2
     }
+
+
+def test_the_korean_readme_follows_the_english_one():
+    """README.ko.md has every section, command and picture of README.md, its pictures drawn in
+    Korean (figures/ko/), and the glossary's terms."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    en, ko = (root / "README.md").read_text(), (root / "README.ko.md").read_text()
+    assert len(re.findall(r"^## ", en, re.M)) == len(re.findall(r"^## ", ko, re.M))
+    for target in set(re.findall(r"`make ([a-z-]+)", en)):
+        assert f"make {target}" in ko, target
+    en_pictures = re.findall(r"!\[[^\]]*\]\((figures/[^)]+)\)", en)
+    ko_pictures = re.findall(r"!\[[^\]]*\]\((figures/[^)]+)\)", ko)
+    assert len(ko_pictures) == len(en_pictures)
+    assert all(p.startswith("figures/ko/") and (root / p).exists() for p in ko_pictures)
+    assert "make lab-ko" in ko and "notebooks/ko/00_start_here.ipynb" in (
+        root / "Makefile").read_text()  # fmt: skip
+    assert glossary.variants(ko) == [] and glossary.unqualified_chapter_refs(ko) == []
