@@ -129,7 +129,8 @@ class Lab:
         if os.geteuid() == 0:
             cmd.append("--allow-root")
         SHOTS.mkdir(parents=True, exist_ok=True)
-        self.log_path = SHOTS / "jupyterlab.log"
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # one server per xdist worker
+        self.log_path = SHOTS / f"jupyterlab{'-' + worker if worker else ''}.log"
         self._log = self.log_path.open("w")
         # Own process group: the kernels it starts can be stopped with it.
         self.proc = subprocess.Popen(
