@@ -347,15 +347,34 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def hf_model():
+def hf_loaded():
+    """transformers' own Llama from the same file, loaded once, as chapter 10 loads it, and what
+    the loading printed (it should print no progress bar into a learner's notebook)."""
     _need("gguf", "transformers", "accelerate", weights=True)
-    from transformers import AutoModelForCausalLM
-    from transformers.utils import logging
+    import contextlib
+    import io
 
-    logging.disable_progress_bar()
-    path = pm.weights_path()
-    return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name,
-                                                dtype=torch.float32).eval()  # fmt: skip
+    from paged.model import report
+
+    printed = io.StringIO()
+    with contextlib.redirect_stderr(printed), contextlib.redirect_stdout(printed):
+        hf = report.transformers_model()
+    return hf, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def hf_model(hf_loaded):
+    return hf_loaded[0]
+
+
+def test_the_chapters_oracle_loads_quietly_and_agrees(model, hf_loaded):
+    from paged.model import report
+
+    hf, printed = hf_loaded
+    assert "de-quantizing" not in printed and "%|" not in printed  # no progress bar
+    ids = pm.prompt_ids(model, PROMPTS[:1])[0]
+    oracle = report.transformers_greedy(hf, ids, 8)
+    assert oracle == pm.generate(model, PROMPTS[:1], 8).tokens[0] and len(oracle) <= 8
 
 
 def test_weights_equal_transformers_gguf_loader(model, hf_model):
