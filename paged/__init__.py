@@ -10,12 +10,13 @@ The modules at this level are what the course teaches: `kv` (bytes per token), `
 Data flows one way: workloads -> allocators -> scheduler trace -> drawings and widgets.
 """
 
+from .backend import Backend
 from .contiguous import ContiguousAllocator, Extent, next_pow2
 from .course import moved
 from .errors import AllocationError, NoContiguousSpace, OutOfBlocks, UnknownSequence
 from .kv import LLAMA_3_8B, OPT_13B, PRESETS, TINY, ModelSpec, bytes_per_token, kv_slots
 from .paging import PagedAllocator, num_blocks_for
-from .scheduler import Backend, Scheduler
+from .scheduler import Scheduler
 from .simulator import SimResult, Simulator, simulate
 from .trace import CATEGORIES, StepRecord, Usage
 from .workloads import Request, alpaca_like, sharegpt_like

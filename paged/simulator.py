@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .scheduler import ADMISSION_RULES, PREEMPTION_MODES, SIM_POLICIES, Scheduler
+from .scheduler import Scheduler
+from .scheduler_config import ADMISSION_RULES, PREEMPTION_MODES, SIM_POLICIES
 from .trace import CATEGORIES, ContiguousLayout, PagedLayout, StepRecord, paged_layout
 from .workloads import Request
 

@@ -16,7 +16,8 @@ PAGED = ROOT / "paged"
 # them build on them; drawings sit above what they draw; course tooling above everything.
 LEVELS = [
     (0, ("paged.errors", "paged.course.messages", "paged.course.fonts", "paged.facts")),
-    (1, ("paged.kv", "paged.workloads", "paged.contiguous", "paged.paging", "paged.trace")),
+    (1, ("paged.kv", "paged.workloads", "paged.contiguous", "paged.paging", "paged.trace",
+         "paged.backend", "paged.scheduler_config")),
     (2, ("paged.scheduler",)),
     (3, ("paged.simulator", "paged.experiments", "paged.preemption_cost")),
     (4, ("paged.attention",)),
@@ -25,8 +26,9 @@ LEVELS = [
     (7, ("paged.course",)),
     (8, ("paged",)),  # the package itself: importing from it runs everything
 ]
-TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "scheduler", "simulator",
-          "experiments", "preemption_cost", "facts", "errors"}  # fmt: skip
+TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "backend", "scheduler_config",
+          "scheduler", "simulator", "experiments", "preemption_cost", "facts",
+          "errors"}  # fmt: skip
 PACKAGES = {"attention", "model", "exercises", "viz", "course"}
 
 

@@ -5,7 +5,9 @@ import hashlib
 import pytest
 
 import paged
-from paged.scheduler import Backend, Scheduler
+from paged.backend import Backend
+from paged.scheduler import Scheduler
+from paged.scheduler_config import SchedulerConfig
 from paged.workloads import Request
 
 # Pinned before the loop moved from the simulator into paged.scheduler (commit 02fab9d):
@@ -199,3 +201,15 @@ def test_no_shared_prefix_changes_nothing(workload):
 def test_a_shared_prefix_is_refused_where_it_cannot_work(policy, options, named):
     with pytest.raises(ValueError, match=named):
         Scheduler([Request(0, 5, 2)], policy, kv_slots=64, **options)
+
+
+def test_settled_options_fill_the_defaults_and_only_the_policys_own():
+    run = SchedulerConfig.settle("paged", kv_slots=1000, preemption="swap")
+    assert (run.block_size, run.seed, run.watermark) == (16, 0, 0.01)
+    assert (run.admission, run.placement, run.shared_prefix) == ("greedy", None, 0)
+    assert (run.num_blocks, run.watermark_blocks, run.cpu_blocks) == (62, 0, 62)
+    contiguous = SchedulerConfig.settle("pow2", kv_slots=1000)
+    assert contiguous.placement == "first_fit"
+    assert (contiguous.block_size, contiguous.preemption, contiguous.cpu_blocks) == (None,) * 3
+    with pytest.raises(TypeError, match="blok_size"):  # a misspelt option is never ignored
+        Scheduler([Request(0, 5, 2)], "paged", kv_slots=64, blok_size=4)

@@ -15,7 +15,7 @@ import time
 
 from .. import facts
 from ..kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots
-from ..scheduler import ADMISSION_RULES, SIM_POLICIES
+from ..scheduler_config import ADMISSION_RULES, SIM_POLICIES
 from ..simulator import simulate
 from ..trace import CATEGORIES
 from ..workloads import sharegpt_like

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import time
 
-from ..scheduler import Backend, Scheduler
+from ..backend import Backend
+from ..scheduler import Scheduler
 from ..workloads import Request
 from .attention import AttentionBackend
 from .cache import Chunk, KVPool, run_chunks
