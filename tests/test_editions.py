@@ -10,7 +10,7 @@ from paged.course import editions, glossary
 
 CHAPTERS = editions.chapters()
 MARKERS = (
-    "핵심 질문", "목표", "⚖️ 절충", "🔬 증거 읽기", "📌 핵심",
+    "핵심 질문", "목표", "🔬 증거 읽기", "⚖️ 절충", "📌 핵심",
     "🔎 이 장의 '지지하지 않는 결론'", "✍️ 확인 문제", "<details>", "연습 문제",
 )  # fmt: skip
 
@@ -38,6 +38,9 @@ def test_korean_chapter_is_korean_with_the_guides_markers(path):
     text = "\n".join(markdown)
     wanted = MARKERS if path.name[:2] != "00" else ("✍️ 확인 문제", "<details>")
     assert [m for m in wanted if m not in text] == []
+    if path.name[:2] != "00":  # the guide's closing sections, each once and in its order
+        where = [text.index(f"## {m}") for m in MARKERS[2:7] if text.count(f"## {m}") == 1]
+        assert len(where) == 5 and where == sorted(where)
 
 
 def scratch_editions(tmp_path, monkeypatch, path):
