@@ -14,7 +14,7 @@ import torch
 
 from paged.attention import backend, bench, paged_attention, paged_attention_ref
 from paged.attention.baselines import Unavailable, make_fa2_paged, make_flex_paged
-from paged.attention.bench_report import summary_lines
+from paged.attention.bench_report import row_lines, summary_lines
 
 DEVICE = "cuda" if backend() == "cuda" else "cpu"
 
@@ -58,7 +58,7 @@ TINY = dict(batch=2, seq_len=20, num_q_heads=4, num_kv_heads=2, head_dim=32, tim
             device=DEVICE, compile_flex=False)  # fmt: skip
 
 
-def test_run_writes_rows_csv_and_png(tmp_path):
+def test_run_writes_rows_csv_and_png(tmp_path, monkeypatch):
     seen = []
     rows = bench.run(
         **TINY, block_sizes=(1, 16), sweep=dict(tile=(16,), num_warps=(2, 4)),
@@ -98,6 +98,9 @@ def test_run_writes_rows_csv_and_png(tmp_path):
         assert all(r["label"].startswith("not a measurement") for r in rows)
     lines = summary_lines(rows)
     assert "best on uniform:" in lines[-2] and "balanced" in "\n".join(lines)
+    monkeypatch.setenv("PAGED_LANG", "ko")  # the Korean chapter 7 prints the same table in Korean
+    assert "uniform에서 가장 빠른 변형:" in summary_lines(rows)[-2]
+    assert all(" 블록 " in line for line in row_lines(rows))
     bench.write_csv(rows, tmp_path / "b.csv")
     bench.plot(rows, tmp_path / "b.png", "test caption")
     assert len(list(csv.DictReader(open(tmp_path / "b.csv")))) == len(rows)

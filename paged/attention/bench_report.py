@@ -13,7 +13,20 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ..course.messages import msg
 from .launch import DEFAULT_VARIANT
+
+ROW = msg("{what:30s} {shape:8s} block {block:>4s}  {result}",
+          "{what:30s} {shape:8s} 블록 {block:>4s}  {result}")  # fmt: skip
+TIMED = msg("{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}{copy}% of copy",
+            "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}복사의 {copy}%")  # fmt: skip
+OF_PEAK = msg("{pct}% of peak, ", "피크의 {pct}%, ")
+HEADER = msg("kernel variants ({label}; default today: {default!r})",
+             "커널 변형 ({label}; 현재 기본값: {default!r})")  # fmt: skip
+COLUMNS = msg("  variant    shape         GB/s  % copy  x base  x flex",
+              "  변형       형상          GB/s  복사 %   ×기준   ×flex")  # fmt: skip
+BEST = msg("  best on {shape}: {kernel} ({gbs} GB/s)",
+           "  {shape}에서 가장 빠른 변형: {kernel} ({gbs} GB/s)")  # fmt: skip
 
 
 def _timed(row: dict) -> bool:
@@ -51,11 +64,12 @@ def row_lines(rows: list[dict]) -> list[str]:
     for r in rows:
         result = r.get("note", "")
         if _timed(r):
-            peak = f"{r['pct_of_peak']}% of peak, " if r.get("pct_of_peak") else ""
-            result = (f"{r['time_ms']:8.4f} ms {r['gb_per_s']:8.1f} GB/s, {peak}"
-                      f"{r['pct_of_copy']}% of copy")  # fmt: skip
+            peak = OF_PEAK.format(pct=r["pct_of_peak"]) if r.get("pct_of_peak") else ""
+            result = TIMED.format(ms=r["time_ms"], gbs=r["gb_per_s"], peak=peak,
+                                  copy=r["pct_of_copy"])  # fmt: skip
         what = f"{r['variant']} {r.get('kernel', '')}".strip()
-        lines.append(f"{what:30s} {r['shape']:8s} block {str(r['block_size']):>4s}  {result}")
+        lines.append(ROW.format(what=what, shape=r["shape"], block=str(r["block_size"]),
+                                result=result))  # fmt: skip
     return lines
 
 
@@ -64,9 +78,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
     found = variant_rows(rows)
     if not found:
         return []
-    lines = [f"kernel variants ({found[0]['label']}; default today: {DEFAULT_VARIANT!r})",
-             f"  {'variant':10s} {'shape':9s} {'GB/s':>8s} {'% copy':>7s} {'x base':>7s} "
-             f"{'x flex':>7s}"]  # fmt: skip
+    lines = [HEADER.format(label=found[0]["label"], default=DEFAULT_VARIANT), str(COLUMNS)]
     for r in found:
         if _timed(r):
             lines.append(
@@ -79,7 +91,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
         timed = [r for r in found if r["shape"] == shape and _timed(r)]
         if timed:
             best = min(timed, key=lambda r: r["time_ms"])
-            lines.append(f"  best on {shape}: {best['kernel']} ({best['gb_per_s']} GB/s)")
+            lines.append(BEST.format(shape=shape, kernel=best["kernel"], gbs=best["gb_per_s"]))
     return lines
 
 
