@@ -14,11 +14,11 @@ PAGED_REQUIRE_MODEL=1 (CI), where they fail instead.
 from __future__ import annotations
 
 import importlib
-import os
 
 import pytest
 import torch
 import torch.nn.functional as F
+from model_needs import need
 
 import paged.model as pm
 from paged.attention.reference import paged_attention_ref
@@ -28,31 +28,6 @@ from paged.model.backend import ModelBackend
 from paged.model.cache import Chunk, KVPool, slots_of
 from paged.scheduler import Scheduler
 from paged.workloads import Request
-
-REQUIRE = os.environ.get("PAGED_REQUIRE_MODEL", "") not in ("", "0")
-
-
-def _unavailable(*modules: str) -> str | None:
-    for name in modules:
-        try:
-            __import__(name)
-        except ImportError:
-            return f"{name} is not installed (pip install -e '.[model]')"
-    return None
-
-
-def _need(*modules: str, weights: bool = False) -> None:
-    reason = _unavailable(*modules)
-    if reason is None and weights:
-        try:
-            pm.weights_path()
-        except pm.WeightsNotFound as exc:
-            reason = str(exc)
-    if reason is not None:
-        if REQUIRE:
-            pytest.fail(f"PAGED_REQUIRE_MODEL is set but {reason}")
-        pytest.skip(reason)
-
 
 # ---- a tiny random Llama: the back-end and the scheduler, without the real weights ----------
 # rms_norm_eps is exact in fp32, as GGUF stores it.
@@ -230,7 +205,7 @@ def llama_cpp_permute(w, num_heads):
 
 @pytest.fixture
 def tiny_gguf(tmp_path):
-    _need("gguf")
+    need("gguf")
     import gguf
 
     model = tiny_model(3)
@@ -342,7 +317,7 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def model():
-    _need("gguf", "transformers", weights=True)
+    need("gguf", "transformers", weights=True)
     return pm.load(device="cpu")
 
 
@@ -350,7 +325,7 @@ def model():
 def hf_loaded():
     """transformers' own Llama from the same file, loaded once, as chapter 10 loads it, and what
     the loading printed (it should print no progress bar into a learner's notebook)."""
-    _need("gguf", "transformers", "accelerate", weights=True)
+    need("gguf", "transformers", "accelerate", weights=True)
     import contextlib
     import io
 

@@ -8,40 +8,18 @@ first admission it predicts is the one `generate` makes (transformers' oracle, l
 
 from __future__ import annotations
 
-import os
 import platform
 from types import SimpleNamespace
 
 import pytest
 import torch
+from model_needs import need
 
 import paged.model as pm
 from paged.model import report
 from paged.model.generate import GenerateResult
 from paged.scheduler import Scheduler
 from paged.workloads import Request
-
-REQUIRE = os.environ.get("PAGED_REQUIRE_MODEL", "") not in ("", "0")
-
-
-def _need(*modules: str, weights: bool = False) -> None:
-    for name in modules:
-        try:
-            __import__(name)
-        except ImportError:
-            reason = f"{name} is not installed (pip install -e '.[model]')"
-            break
-    else:
-        reason = None
-        if weights:
-            try:
-                pm.weights_path()
-            except pm.WeightsNotFound as exc:
-                reason = str(exc)
-    if reason is not None:
-        if REQUIRE:
-            pytest.fail(f"PAGED_REQUIRE_MODEL is set but {reason}")
-        pytest.skip(reason)
 
 
 def _result(trace, decode_seconds) -> GenerateResult:
@@ -54,7 +32,7 @@ def _result(trace, decode_seconds) -> GenerateResult:
 
 
 def test_environment_names_machine_versions_and_threads():
-    _need("gguf", "transformers")
+    need("gguf", "transformers")
     import transformers
 
     line = report.environment(SimpleNamespace(device=torch.device("cpu")))
@@ -92,7 +70,7 @@ def test_admitted_at_start_applies_each_policys_admission():
 
 @pytest.fixture(scope="module")
 def model():
-    _need("gguf", "transformers", weights=True)
+    need("gguf", "transformers", weights=True)
     return pm.load(device="cpu")
 
 
