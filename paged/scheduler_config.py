@@ -27,8 +27,10 @@ Admission after a preemption follows one of two rules (`ADMISSION_RULES`):
 
 The `watermark` keeps a share of the blocks free at admission for running requests to grow into
 (vLLM's watermark); without it a full pool preempts on almost every step. `shared_prefix` names
-the leading prompt tokens every request shares (a system prompt), held once (§4.4); it works
-with recomputation only. Options that do not apply to the policy (a block size for a contiguous
+the leading prompt tokens every request shares (a system prompt), held once (§4.4's sharing, the
+doorway to prefix caching): a preempted request keeps nothing but that prefix, which stays until
+the run is done, so recomputation redoes only the request's own tokens; it works with
+recomputation only. Options that do not apply to the policy (a block size for a contiguous
 arena, a placement for a paged pool) are refused rather than ignored.
 """
 
