@@ -75,7 +75,7 @@ def check_stamp_kernel(kernel) -> bool:
         n, watch = programs * block, Watch()
         flat = torch.full((n + block,), SENTINEL, device=device())
         allowed = np.arange(n + block) < n
-        watch.add("out", flat, load=False, store=allowed, where=lambda i: f"out[{i}]")
+        watch.add("out", flat, load=False, store=allowed)
         if not launch(name, watch, kernel[(programs,)], flat, BLOCK=block):
             return False
         got, want = flat[:n].cpu(), torch.arange(n) // block
@@ -131,7 +131,7 @@ def check_copy_kernel(kernel) -> bool:
         idx = np.arange(n + 2 * guard) - guard  # x_flat element -> index into x
         watch.add("x", x_flat, load=(idx >= 0) & (idx < n), where=lambda i, g=guard: f"x[{i - g}]")
         allowed = np.arange(n + guard) < n
-        watch.add("out", out, load=False, store=allowed, where=lambda i: f"out[{i}]")
+        watch.add("out", out, load=False, store=allowed)
         if not launch(name, watch, kernel[(-(-n // block),)], x, out, n, BLOCK=block):
             return False
         where, got = f"n {n}, BLOCK {block}", out[:n].cpu()

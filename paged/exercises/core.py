@@ -73,6 +73,11 @@ def named(*names: str):
     return describe
 
 
+def same_sequence(got, want) -> bool:
+    """A `same` for answers that are an ordered list of ids: a list or a tuple, in that order."""
+    return isinstance(got, list | tuple) and list(got) == want
+
+
 def by_case(pairs):
     """(cases, expected) from [(args, answer)], for answers read off a state built with the case."""
     cases = [args for args, _ in pairs]

@@ -155,8 +155,6 @@ def paged_watch(q, k_cache, v_cache, block_table, seq_lens, with_v=True, seq_axi
 
 def output(shape, device, guard: int):
     """(flat, view): an output of `shape` filled with SENTINEL, followed by `guard` more."""
-    from .triton_checks import SENTINEL
-
     n = int(np.prod(shape))
     flat = torch.full((n + guard,), SENTINEL, device=device)
     return flat, flat[:n].view(shape)

@@ -19,6 +19,7 @@ from .kernel_cases import (
     ADDRESS_HINTS,
     ADDRESS_RULES,
     HINTS,
+    cache_words,
     output,
     paged_watch,
     read_by_rule,
@@ -82,8 +83,6 @@ def _gather_case(bs, num_blocks, seq_len, seed):
     may = np.zeros(flat.numel(), bool)
     slots = [int(ids[p // bs]) * bs + p % bs for p in range(seq_len)]
     may[GUARD + (np.array(slots)[:, None] * ROW + np.arange(ROW)).ravel()] = True
-    from .kernel_cases import cache_words
-
     watch.add("cache", flat, load=may, where=cache_words("cache", GUARD, bs, ROW, n // ROW))
     watch.add("block_table", t_flat, load=np.arange(t_flat.numel()) < used,
               where=lambda i: f"block_table[{i}] (used: {used})")
@@ -168,7 +167,7 @@ def check_tile_scores_kernel(kernel) -> bool:
         out_flat, out = output((n_out,), device(), 2 * tile)
         watch = paged_watch(*args, with_v=False)
         allowed = np.arange(out_flat.numel()) < n_out
-        watch.add("scores", out_flat, load=False, store=allowed, where=lambda i: f"scores[{i}]")
+        watch.add("scores", out_flat, load=False, store=allowed)
         grid = (n_out // tile,)
         if not launch(name, watch, kernel[grid], q, k_cache, table, out_flat, seq_len, h, scale,
                       BLOCK_SIZE=bs, KV_HEADS=kvh, HEAD_DIM=D, TILE=tile):
@@ -191,13 +190,14 @@ def check_tile_scores_kernel(kernel) -> bool:
         p, d = torch.arange(seq_len)[:, None], torch.arange(D)[None, :]
         tb, k_flat = _table_read(table, seq_len + 1), whole(k_cache)
         start = k_cache.storage_offset()
-        rules = {**{r: (rule, kvh * D, h * D + d) for r, rule in ADDRESS_RULES.items()},
+        rules = {**{r: (rule, kvh * D, h * D + d) for r, rule in ADDRESS_RULES.items()
+                    if r != "right"},
                  "kv_head": (ADDRESS_RULES["right"], kvh * D, d),
                  "slot_heads": (ADDRESS_RULES["right"], D, h * D + d)}  # fmt: skip
         hint = None
         for r, (rule, row, c) in rules.items():
             keys = read_by_rule(k_flat, start, rule(tb, p, bs, row, c))
-            if r != "right" and same(got[:seq_len], keys @ q.cpu().double() * scale, 1e-4):
+            if same(got[:seq_len], keys @ q.cpu().double() * scale, 1e-4):
                 hint = HINTS.get(r) or ADDRESS_HINTS[r]
                 break
         if hint is None and same(got[:seq_len], s / scale, 1e-4):

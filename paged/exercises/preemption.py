@@ -18,7 +18,7 @@ from ..paging import num_blocks_for
 from ..preemption_cost import CostModel
 from ..scheduler import Scheduler
 from ..workloads import Request
-from .core import by_case, named, run_cases
+from .core import by_case, named, run_cases, same_sequence
 
 __all__ = [
     "check_pick_victims",
@@ -119,11 +119,8 @@ def check_pick_victims(fn) -> bool:
     """
     cases, truth = by_case([_victims_pair(*c) for c in _VICTIM_CASES])
 
-    def same(got, want):
-        return isinstance(got, list | tuple) and list(got) == want
-
     describe = named("running", "blocks_needed", "free_blocks", "blocks_held")
-    return run_cases("pick_victims", fn, cases, truth, _VICTIM_MISTAKES, same=same,
+    return run_cases("pick_victims", fn, cases, truth, _VICTIM_MISTAKES, same=same_sequence,
                      describe=describe)  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..course.messages import msg
 from ..scheduler import Scheduler
 from ..workloads import Request
-from .core import by_case, named, run_cases
+from .core import by_case, named, run_cases, same_sequence
 
 __all__ = ["check_admit"]
 
@@ -110,8 +110,6 @@ def check_admit(fn) -> bool:
     """
     cases, truth = by_case([_admit_pair(*c) for c in _ADMIT_CASES])
 
-    def same(got, want):
-        return isinstance(got, list | tuple) and list(got) == want
-
     describe = named("waiting", "free_blocks", "block_size", "watermark_blocks")
-    return run_cases("admit", fn, cases, truth, _ADMIT_MISTAKES, same=same, describe=describe)
+    return run_cases("admit", fn, cases, truth, _ADMIT_MISTAKES, same=same_sequence,
+                     describe=describe)  # fmt: skip

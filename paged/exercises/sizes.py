@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..contiguous import ContiguousAllocator
+from ..contiguous import ContiguousAllocator, next_pow2
 from ..course.messages import msg
 from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import CATEGORIES, simulate
@@ -49,10 +49,6 @@ def check_bytes_per_token(fn) -> bool:
     return run_cases("bytes_per_token", fn, cases, truth, mistakes, describe=describe)
 
 
-def _pow2(n: int) -> int:
-    return 1 << (n - 1).bit_length()
-
-
 def check_pow2_reservation(fn) -> bool:
     """fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1)."""
     cases = [(40, 25, 2048), (1, 1, 2048), (10, 64, 2048), (10, 65, 2048), (100, 700, 1000),
@@ -62,7 +58,7 @@ def check_pow2_reservation(fn) -> bool:
         return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
 
     mistakes = [
-        (lambda p, o, m: min(_pow2(p + o), m), msg(
+        (lambda p, o, m: min(next_pow2(p + o), m), msg(
             "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
             "reserves 32 positions for outputs, on top of the prompt.",
             "프롬프트 + 출력을 반올림했습니다. 논문은 출력만 반올림합니다. 실제 출력이 25이면 "
@@ -72,15 +68,15 @@ def check_pow2_reservation(fn) -> bool:
             "up to the next one (64 → 128).",
             "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
             "으로 올렸습니다(64 → 128).")),
-        (lambda p, o, m: p + min(_pow2(o), m), msg(
+        (lambda p, o, m: p + min(next_pow2(o), m), msg(
             "you capped the rounded output alone; the cap applies to the whole reservation, "
             "prompt included.",
             "반올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
             "적용됩니다.")),
-        (lambda p, o, m: p + _pow2(o), msg(
+        (lambda p, o, m: p + next_pow2(o), msg(
             "you never capped it: a reservation is at most max_seq_len slots.",
             "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.")),
-        (lambda p, o, m: min(_pow2(o), m), msg(
+        (lambda p, o, m: min(next_pow2(o), m), msg(
             "you left out the prompt: its slots are reserved too.",
             "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.")),
         (lambda p, o, m: min(p + 2 * o, m), msg(

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ..course.messages import msg
+from .core import HINT
 
 __all__: list[str] = []  # helpers for basics.py and kernels.py, which export the checkers
 
@@ -37,7 +38,6 @@ WROTE_NOTHING = msg("{name}: not yet: your kernel wrote nothing. Write its body 
                     "실행하세요.")
 CORRECT = msg("{name}: correct ({what}).", "{name}: 정답입니다 ({what}).")
 NOT_QUITE = msg("{name}: not quite ({where}): {what}", "{name}: 아직 아닙니다 ({where}). {what}")
-HINT = msg("  hint: {hint}", "  힌트: {hint}")
 DID_NOT_RUN = msg("{name}: your kernel did not run: {error}",
                   "{name}: 커널이 실행되지 않았습니다: {error}")
 STRAY_LOAD = msg("program {pid} loaded {what} (stray lanes in this case: {count})",
@@ -147,12 +147,6 @@ def wrong(name: str, where: str, what: str, hint) -> bool:
     if hint:
         print(HINT.format(hint=hint))
     return False
-
-
-def guarded(n: int, guard: int, fill: float, dtype=torch.float32):
-    """(flat, view): a buffer of guard + n + guard elements filled with `fill`; view = middle n."""
-    flat = torch.full((n + 2 * guard,), fill, dtype=dtype)
-    return flat, flat[guard : guard + n]
 
 
 @dataclasses.dataclass
