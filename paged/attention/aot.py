@@ -12,7 +12,7 @@ LOCAL, so `spills` counts both. These are properties of the compiled code, not t
 occupancy they imply still has to be confirmed on the GPU: `launch_rows` records the same
 numbers from real launches there (MEASURED, `gpu_check`'s registers step).
 
-Compiling needs a process where TRITON_INTERPRET is not 1; `report` and `report_jobs` start
+Compiling needs a process where TRITON_INTERPRET is not 1; `report_jobs` starts
 one. Every variant at its default launch, for the three GPUs (head_dim 128, group 4):
     TRITON_INTERPRET=0 python -m paged.attention.aot --variant all
 """
@@ -147,12 +147,6 @@ def report_jobs(jobs: list[dict], timeout=300) -> list[list[dict]]:
     if done.returncode:
         raise RuntimeError(f"ahead-of-time compile failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
-
-
-def report(sms=(75, 80, 90), timeout=300, variants=("baseline",), **shape) -> list[dict]:
-    """`compile_rows` for each sm and variant (keyword arguments: the shape, overrides)."""
-    jobs = [dict(sm=sm, variant=v) | shape for sm in sms for v in variants]
-    return [row for rows in report_jobs(jobs, timeout) for row in rows]
 
 
 def launch_configs(capability, dry_run: bool) -> list[dict]:

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from .reference import gather_kv_batched
+
 FA2_BLOCK_MULTIPLE = 256
 
 
@@ -156,7 +158,7 @@ def make_sdpa_gathered(q, k_cache, v_cache, block_table, seq_len: int) -> Baseli
     """`make_sdpa_contiguous` on K/V gathered from the cache (the copy is made only if it runs)."""
     _check_sdpa_flash(q)
     k, v = (
-        c[block_table.long()].flatten(1, 2)[:, :seq_len].transpose(1, 2).contiguous()
+        gather_kv_batched(c, block_table)[:, :seq_len].transpose(1, 2).contiguous()
         for c in (k_cache, v_cache)
     )  # (num_seqs, num_kv_heads, seq_len, head_dim)
     return make_sdpa_contiguous(q, k, v)

@@ -29,12 +29,12 @@ import argparse
 import contextlib
 import json
 import platform
-import re
 import time
 from pathlib import Path
 
 import torch
 
+from ..paging import BLOCK_SIZES
 from . import backend, paged_attention, paged_attention_ref
 from .bandwidth import PEAK_BANDWIDTH, copy_bandwidth, kv_bytes, peak_bandwidth
 from .baselines import (
@@ -44,13 +44,20 @@ from .baselines import (
     make_flex_paged,
     make_sdpa_gathered,
 )
-from .bench_report import add_ratios, caption_for, plot, row_lines, summary_lines, write_csv
+from .bench_report import (
+    add_ratios,
+    caption_for,
+    device_slug,
+    plot,
+    row_lines,
+    summary_lines,
+    write_csv,
+)
 from .launch import VARIANTS
 
 # The yardsticks live in bandwidth.py; the notebooks import them from here.
 __all__ = ["PEAK_BANDWIDTH", "copy_bandwidth", "kv_bytes", "peak_bandwidth", "make_inputs",
            "make_case", "run", "sweep_configs", "write_csv", "plot", "main"]  # fmt: skip
-BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 FLEX_BLOCK_SIZES = (16, 128)  # each is a fresh torch.compile; 128 is FlexAttention's default
 FLEX_COMPILE_S = 90  # a FlexAttention torch.compile can take this long: not started with less left
 SWEEP = dict(tile=(16, 32, 64, 128), num_warps=(2, 4, 8), num_stages=(2, 3, 4, 5))
@@ -287,7 +294,7 @@ def main(argv=None) -> list[dict]:
             jsonl.close()
     out = args.out or (None if args.jsonl else Path("figures"))
     if out:
-        device = re.sub(r"[^A-Za-z0-9]+", "_", rows[0]["device"]).strip("_")
+        device = device_slug(rows[0]["device"])
         out.mkdir(parents=True, exist_ok=True)
         write_csv(rows, out / f"kernel_bench_{device}.csv")
         plot(rows, out / f"kernel_bench_{device}.png", caption_for(rows, args.dtype))

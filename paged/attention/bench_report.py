@@ -11,6 +11,7 @@ variant is best; `summary_lines` names the best per shape so the next step can b
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 from ..course.messages import msg
@@ -163,6 +164,11 @@ def plot(rows: list[dict], path: Path, caption: str) -> None:
 
 def _config_name(row: dict) -> str:
     return f"t{row.get('tile', '-')} w{row.get('num_warps', '-')} s{row.get('num_stages', '-')}"
+
+
+def device_slug(device: str) -> str:
+    """A device name as a file name's part: "NVIDIA H100 80GB HBM3" -> "NVIDIA_H100_80GB_HBM3"."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", device).strip("_")
 
 
 def caption_for(rows: list[dict], dtype: str) -> str:

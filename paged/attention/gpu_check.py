@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -161,7 +160,7 @@ STEPS = (
 def write_report(result: dict, out: Path, figure: bool = True) -> None:
     """gpu_check.json, registers.csv, and the benchmark's CSV and PNG, all labelled."""
     from . import bench
-    from .bench_report import plot
+    from .bench_report import device_slug, plot
 
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "gpu_check.json.tmp"
@@ -172,7 +171,7 @@ def write_report(result: dict, out: Path, figure: bool = True) -> None:
         bench.write_csv(result["registers"], out / "registers.csv")
     rows = result.get("bench") or []
     if rows:
-        device = re.sub(r"[^A-Za-z0-9]+", "_", rows[0]["device"]).strip("_")
+        device = device_slug(rows[0]["device"])
         bench.write_csv(rows, out / f"kernel_bench_{device}.csv")
         env = result["environment"]
         caption = (

@@ -210,12 +210,12 @@ def launch(
         return Launch(out, cfg, bool(split), 1, [])
     if num_blocks == 0:  # nothing to read: only empty sequences are valid
         return Launch(out.zero_(), cfg, bool(split), 1, [])
-    sms = torch.cuda.get_device_properties(q.device).multi_processor_count if on_gpu else None
-    # The longest sequence, when its value is read anyway; else the table's capacity bounds it.
     capacity = block_table.shape[1] * block_size
-    max_len = int(seq_lens.max()) if check_values else capacity
     if num_segments is None and not balanced:  # balanced: launch_balanced sizes the grid
+        # The longest sequence, when its value is read anyway; else the table's capacity bounds it.
+        max_len = int(seq_lens.max()) if check_values else capacity
         if split is None and on_gpu:
+            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
             num_segments = choose_num_segments(num_seqs, num_kv_heads, max_len, partition_size, sms)
             split = num_segments > 1
         elif split:  # as many segments as partitions, up to MAX_SEGMENTS

@@ -91,6 +91,12 @@ def gather_kv(cache: torch.Tensor, block_table_row: torch.Tensor, seq_len: int) 
     return cache[blocks].flatten(0, 1)[:seq_len]
 
 
+def gather_kv_batched(cache: torch.Tensor, block_table: torch.Tensor) -> torch.Tensor:
+    """Every sequence's blocks in logical order: (num_seqs, max_blocks * block_size, kv, d)."""
+    blocks = cache[block_table.long()]  # (num_seqs, max_blocks, block_size, kv_heads, head_dim)
+    return blocks.flatten(1, 2)
+
+
 def paged_attention_ref(q, k_cache, v_cache, block_table, seq_lens, scale=None):
     """Decode attention, one sequence at a time, reading K/V block by block; fp32 inside."""
     # An empty sequence: softmax over no scores, then a sum over no tokens, gives zeros.

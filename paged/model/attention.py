@@ -3,7 +3,7 @@
 Two shapes of work reach attention:
 - decode: one new query per sequence, a batch of sequences. On the CPU, `decode_attention_ref`
   does it for the whole batch at once: it gathers each sequence's physical blocks in logical
-  order (the batched twin of `paged.attention.reference.gather_kv`), masks the slots past each
+  order (`paged.attention.reference.gather_kv_batched`), masks the slots past each
   sequence's length, and takes a softmax over the rest. On CUDA, the course's Triton kernel
   `paged.attention.paged_attention` does the same with the same arguments.
 - prefill: a run of new queries of ONE sequence whose keys are all in the cache (the new ones
@@ -24,13 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attention.reference import gather_kv
-
-
-def gather_kv_batched(cache: torch.Tensor, block_table: torch.Tensor) -> torch.Tensor:
-    """Every sequence's blocks in logical order: (num_seqs, max_blocks * block_size, kv, d)."""
-    blocks = cache[block_table.long()]  # (num_seqs, max_blocks, block_size, kv_heads, head_dim)
-    return blocks.flatten(1, 2)
+from ..attention.reference import gather_kv, gather_kv_batched
 
 
 def decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens, scale=None):

@@ -52,7 +52,6 @@ class ModelBackend(Backend):
         self.eos_token_id = model.config.eos_token_id
         self.sampled = {req_id: [] for req_id in prompt_ids}  # req_id -> new token ids
         self.decode_seconds: list[tuple[int, float]] = []  # (batch size, seconds) per step
-        self.prefill_seconds: list[tuple[int, float]] = []  # (tokens run, seconds) per prefill
         self.peak_batch = 0  # most requests holding KV cache at once, counted while computing
         self.num_copies = 0  # blocks copied on write (a shared prefix's partly filled block)
 
@@ -77,11 +76,8 @@ class ModelBackend(Backend):
             if self._held(scheduler, r.req_id) != held or len(tokens) != held:
                 raise AssertionError(f"request {r.req_id!r}: the scheduler and model disagree")
             chunks.append(Chunk(tokens[shared:], shared, self.block_table(scheduler, r.req_id)))
-        start = time.perf_counter()
         logits = run_chunks(self.model, self.pool, self.attention, chunks)
         next_ids = logits.argmax(dim=-1).tolist()
-        self.prefill_seconds.append((sum(len(c.token_ids) for c in chunks),
-                                     time.perf_counter() - start))  # fmt: skip
         for r, token in zip(admitted, next_ids, strict=True):
             sampled = self.sampled[r.req_id]
             if len(sampled) == scheduler.generated[r.req_id]:  # else re-prefilled: keep its token

@@ -46,16 +46,11 @@ class KVPool:
         shape = (c.num_layers, num_slots, c.num_kv_heads, c.head_dim)
         self.k = torch.zeros(shape, device=model.device, dtype=model.dtype)
         self.v = torch.zeros(shape, device=model.device, dtype=model.dtype)
-        self.num_slots, self.block_size = num_slots, block_size
-        self.num_blocks = num_slots // block_size
-
-    @property
-    def nbytes(self) -> int:
-        return self.k.nbytes + self.v.nbytes
+        self.block_size = block_size
 
     def caches(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """One layer's K and V as (num_blocks, block_size, num_kv_heads, head_dim) views."""
-        shape = (self.num_blocks, self.block_size, *self.k.shape[2:])
+        shape = (-1, self.block_size, *self.k.shape[2:])
         return self.k[layer].view(shape), self.v[layer].view(shape)
 
     def write(self, layer: int, slot_mapping: torch.Tensor, k: torch.Tensor, v: torch.Tensor):

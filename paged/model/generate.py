@@ -135,6 +135,15 @@ def _check_budget(kv_slots: int, final_lens: list[int], policy: str, block_size:
             )
 
 
+def scheduler_options(policy: str, block_size: int, shared_prefix: int = 0) -> tuple[str, dict]:
+    """The scheduler's policy and options for `policy`: "max" runs as "oracle" (prompt_len +
+    max_new_tokens is what each request may reach, so that is what it reserves)."""
+    if policy == "paged":
+        return "paged", dict(block_size=block_size, watermark=WATERMARK, preemption="recompute",
+                             shared_prefix=shared_prefix)  # fmt: skip
+    return "oracle", dict(placement="first_fit")
+
+
 def generate(
     model: Llama,
     prompts: list[str],
@@ -187,14 +196,13 @@ def generate(
     requests = [Request(i, len(p), max_new_tokens) for i, p in enumerate(ids)]
     if policy == "paged":
         pool = KVPool(model, kv_slots // block_size * block_size, block_size)
-        options = dict(block_size=block_size, watermark=WATERMARK, preemption="recompute",
-                       shared_prefix=common_prefix_len(ids) if share_prefix else 0)  # fmt: skip
     else:
         pool = KVPool(model, kv_slots, 1)  # contiguous: a slot is a block of one
-        options = dict(placement="first_fit")
+    shared = common_prefix_len(ids) if share_prefix else 0
+    sched_policy, options = scheduler_options(policy, block_size, shared)
     backend = ModelBackend(model, pool, attention, dict(enumerate(ids)), max_new_tokens)
     scheduler = Scheduler(
-        requests, "paged" if policy == "paged" else "oracle", kv_slots=kv_slots,
+        requests, sched_policy, kv_slots=kv_slots,
         max_seq_len=model.config.context_length, backend=backend, max_num_seqs=max_num_seqs,
         record_layout=record_layout, **options,
     )  # fmt: skip

@@ -21,7 +21,7 @@ import torch
 from ..scheduler import Scheduler
 from ..workloads import Request
 from .bench import machine, peak_rss_mib
-from .generate import POLICIES, WATERMARK, GenerateResult
+from .generate import POLICIES, GenerateResult, scheduler_options
 from .llama import Llama
 from .weights import weights_path
 
@@ -68,12 +68,9 @@ def admitted_at_start(
     if isinstance(prompt_lens, int) or not prompt_lens:
         raise ValueError(f"prompt_lens must be a non-empty list of lengths, got {prompt_lens!r}")
     requests = [Request(i, n, max_new_tokens) for i, n in enumerate(prompt_lens)]
-    if policy == "paged":
-        options = dict(block_size=block_size, watermark=WATERMARK)
-    else:
-        options = dict(placement="first_fit")
-    scheduler = Scheduler(requests, "paged" if policy == "paged" else "oracle",
-                          kv_slots=kv_slots, max_seq_len=max_seq_len, **options)  # fmt: skip
+    sched_policy, options = scheduler_options(policy, block_size)
+    scheduler = Scheduler(requests, sched_policy, kv_slots=kv_slots, max_seq_len=max_seq_len,
+                          **options)  # fmt: skip
     return len(scheduler.step().admitted)
 
 
