@@ -3,6 +3,7 @@
 Every allocator checks before it acts: when one of these is raised, nothing has changed.
 """
 
+import math
 import numbers
 
 
@@ -13,6 +14,14 @@ def require_int(name: str, value, *, at_least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < at_least:
         raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
     return int(value)
+
+
+def require_positive(name: str, value) -> float:
+    """`value` as a float if it is a finite number > 0 (not a bool), else ValueError."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
 
 
 class AllocationError(Exception):

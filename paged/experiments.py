@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import require_int
+from .errors import require_int, require_positive
 from .facts import FIG15B_BEAM_SAVING  # noqa: F401  (chapter 9 imports it from here)
-from .paging import PagedAllocator, num_blocks_for
+from .paging import BLOCK_SIZES, PagedAllocator, num_blocks_for
 from .simulator import SIM_POLICIES, SimResult, simulate
 from .workloads import Request
 
@@ -47,7 +47,7 @@ class BlockSizePoint:
 
 
 def block_size_sweep(
-    requests: list[Request], *, kv_slots: int, block_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256)
+    requests: list[Request], *, kv_slots: int, block_sizes=BLOCK_SIZES
 ) -> list[BlockSizePoint]:
     """Paged serving at each block size: smaller blocks hold fewer empty slots, longer tables.
 
@@ -136,9 +136,7 @@ def _beam_args(beam_width, block_size, seed, survivors, logit_scale):
         raise ValueError(f"survivors must be one of {SURVIVOR_RULES}, got {survivors!r}")
     if survivors == "score" and k > SCORE_VOCAB:
         raise ValueError(f"beam_width {k} exceeds the {SCORE_VOCAB} tokens the 'score' rule draws")
-    ok = isinstance(logit_scale, int | float) and not isinstance(logit_scale, bool)
-    if not (ok and np.isfinite(logit_scale) and logit_scale > 0):
-        raise ValueError(f"logit_scale must be a finite number > 0, got {logit_scale!r}")
+    require_positive("logit_scale", logit_scale)
     return k, block_size, seed
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from .errors import OutOfBlocks, UnknownSequence, require_int
 
+BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the sizes the course sweeps: Fig. 19's (§7.3)
+
 
 def num_blocks_for(num_tokens: int, block_size: int) -> int:
     """ceil(num_tokens / block_size): blocks needed to hold `num_tokens` tokens."""

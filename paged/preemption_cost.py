@@ -30,11 +30,10 @@ import math
 from dataclasses import dataclass
 
 from .course.messages import msg
-from .errors import require_int
+from .errors import require_int, require_positive
 from .kv import OPT_13B, bytes_per_token
-from .paging import num_blocks_for
+from .paging import BLOCK_SIZES, num_blocks_for
 
-BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the block sizes of Fig. 19 (PAPER §7.3)
 # The course's reading of "never higher than 20% of swapping's latency" (PAPER §7.3).
 RECOMPUTE_OVER_SWAP_LIMIT = 1.2
 
@@ -45,14 +44,6 @@ DESCRIBE = msg(
     "{name}: {gbps:.1f} GB/s, {latency_us:.0f} µs per transfer, prefill {rate:,.0f} tokens/s",
     "{name}: {gbps:.1f} GB/s, 전송당 {latency_us:.0f} µs, prefill 초당 {rate:,.0f} 토큰",
 )
-
-
-def _positive(name: str, value) -> float:
-    """`value` as a float if it is a finite number > 0 (not a bool), else ValueError."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not (ok and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def _block_sizes(block_sizes) -> tuple[int, ...]:
@@ -84,7 +75,7 @@ class CostModel:
 
     def __post_init__(self) -> None:
         for name in ("pcie_bytes_per_s", "transfer_latency_s", "prefill_tokens_per_s"):
-            _positive(name, getattr(self, name))
+            require_positive(name, getattr(self, name))
         require_int("bytes_per_token", self.bytes_per_token, at_least=1)
         require_int("num_layers", self.num_layers, at_least=1)
 
@@ -201,8 +192,8 @@ def bandwidth_window(
     swap is cheapest (bw <= high), and dearer than recompute at the smallest block. A window
     with low >= high means that no bandwidth fits this latency and prefill rate.
     """
-    lat = _positive("transfer_latency_s", transfer_latency_s)
-    rate = _positive("prefill_tokens_per_s", prefill_tokens_per_s)
+    lat = require_positive("transfer_latency_s", transfer_latency_s)
+    rate = require_positive("prefill_tokens_per_s", prefill_tokens_per_s)
     two_b = 2 * require_int("bytes_per_token", bytes_per_token, at_least=1)
     per_block = 4 * require_int("num_layers", num_layers, at_least=1) * lat
     sizes = _block_sizes(block_sizes)

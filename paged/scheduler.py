@@ -55,16 +55,12 @@ class Scheduler:
         watermark, admission, preemption, max_num_seqs, shared_prefix, ..."""
         self.config = c = SchedulerConfig.settle(policy, **options)
         c.check_requests(requests)
-        self.policy, self.kv_slots, self.max_num_seqs = policy, c.kv_slots, c.max_num_seqs
-        self.admission, self.preemption = c.admission, c.preemption
-        self.shared_prefix = c.shared_prefix
+        self.policy, self.kv_slots, self.shared_prefix = policy, c.kv_slots, c.shared_prefix
         self.backend = Backend() if backend is None else backend
         self.record_layout = record_layout
         self.cpu = None  # the CPU block allocator, when swapping
-        self.watermark_blocks = 0
         if policy == "paged":
             self.allocator = PagedAllocator(c.num_blocks, c.block_size, seed=c.seed)
-            self.watermark_blocks = c.watermark_blocks
             if c.preemption == "swap":
                 self.cpu = PagedAllocator(c.cpu_blocks, c.block_size)
         else:
@@ -216,7 +212,8 @@ class Scheduler:
         self.backend.preempted(self, victim)
 
     def _full(self) -> bool:
-        return self.max_num_seqs is not None and len(self.running) >= self.max_num_seqs
+        cap = self.config.max_num_seqs
+        return cap is not None and len(self.running) >= cap
 
     def _swap_in(self) -> tuple:
         """Copy swapped-out requests back, oldest first, while their blocks fit."""
@@ -224,7 +221,7 @@ class Scheduler:
         while self.swapped and not self._full():
             r = self.swapped[0]
             n = self.cpu.num_tokens(r.req_id)
-            need = num_blocks_for(n, self.allocator.block_size) + self.watermark_blocks
+            need = num_blocks_for(n, self.allocator.block_size) + self.config.watermark_blocks
             if need > self.allocator.num_free_blocks:
                 break
             self.swapped.popleft()
@@ -247,8 +244,6 @@ class Scheduler:
     def _blocks_to_admit(self, n: int) -> int:
         """New blocks a request holding n tokens takes (a shared prefix's full blocks are not)."""
         bs = self.allocator.block_size
-        if not self.shared_prefix:
-            return num_blocks_for(n, bs)
         prefix = 0 if self._prefix_held else num_blocks_for(self.shared_prefix, bs)
         return prefix + num_blocks_for(n, bs) - self.shared_prefix // bs
 
@@ -280,9 +275,10 @@ class Scheduler:
             if self.policy == "paged":
                 if self.swapped:  # §4.5: no new requests while swapped-out ones wait
                     return admitted, ((r.req_id, "swapped_waiting"),)
-                if self.admission == "hold" and self._preempted and r.req_id not in self._preempted:
+                held = self.config.admission == "hold" and self._preempted
+                if held and r.req_id not in self._preempted:
                     return admitted, ((r.req_id, "held"),)  # §4.5: preempted ones first
-                blocks = self._blocks_to_admit(n) + self.watermark_blocks
+                blocks = self._blocks_to_admit(n) + self.config.watermark_blocks
                 if blocks > self.allocator.num_free_blocks:
                     return admitted, ((r.req_id, "no_free_blocks"),)
                 self._allocate(r, n)

@@ -72,12 +72,11 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
     )
     totals = [sum(s.usage[k] for s in loaded) for k in range(len(CATEGORIES))]
     denom = max(1, len(loaded)) * sim.kv_slots
-    paged = policy == "paged"
     return SimResult(
         policy=policy,
-        placement=None if paged else sim.allocator.placement,
+        placement=sim.config.placement,
         kv_slots=sim.kv_slots,
-        block_size=sim.allocator.block_size if paged else None,
+        block_size=sim.config.block_size,
         breakdown={c: v / denom for c, v in zip(CATEGORIES, totals, strict=True)},
         rounded_up=sum(s.rounded_up for s in loaded) / denom,
         mean_batch_size=sum(s.num_running for s in loaded) / max(1, len(loaded)),

@@ -37,7 +37,8 @@ def _admit_pair(block_size, free_blocks, watermark_blocks, waiting):
     requests = [Request(i, prompt_len=p, output_len=n) for i, (_, p, n) in enumerate(waiting)]
     s = Scheduler(requests, "paged", kv_slots=free_blocks * block_size, block_size=block_size,
                   watermark=(watermark_blocks + 0.5) / free_blocks)  # fmt: skip
-    assert s.watermark_blocks == watermark_blocks and s.allocator.num_free_blocks == free_blocks
+    assert s.config.watermark_blocks == watermark_blocks
+    assert s.allocator.num_free_blocks == free_blocks
     admitted = s.step().admitted
     return (waiting, free_blocks, block_size, watermark_blocks), [waiting[i][0] for i in admitted]
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import facts
 from ..course.messages import msg
-from ..preemption_cost import BLOCK_SIZES, CostModel, section_7_3
+from ..paging import BLOCK_SIZES
+from ..preemption_cost import CostModel, section_7_3
 from ..trace import CATEGORIES
 from .style import COLORS, POLICY_NAMES, _axes, legend_handles
 

@@ -135,22 +135,15 @@ def make_all(out: Path) -> list[Path]:
     )
     save(fig, "block_size_tradeoff.png")
 
-    made.append(make_preemption_costs(out))
-    return made
-
-
-def make_preemption_costs(out: Path) -> Path:
-    """figures/preemption_costs.png: the cost model fitted to PAPER §7.3 beside a modern host."""
-    out.mkdir(parents=True, exist_ok=True)
+    # Preemption's costs: the model fitted to PAPER §7.3 beside a modern host.
     fig, ax = plt.subplots(figsize=(8, 4.6))
     viz.draw_preemption_costs(
         (CostModel.fitted_to_paper(), CostModel.modern_host()),
         ax=ax,
         title=str(COSTS),
     )
-    path = out / "preemption_costs.png"
-    _save(fig, path)
-    return path
+    save(fig, "preemption_costs.png")
+    return made
 
 
 def make_both(out: Path) -> list[Path]:

@@ -67,7 +67,7 @@ class PreemptionExplorer(W.VBox):
                 break
             rec = self.sim.step()
             self.num_preemptions += len(rec.preempted)
-            where = T.SWAPPED_OUT if self.sim.preemption == "swap" else T.FREED_TO_RECOMPUTE
+            where = T.SWAPPED_OUT if self.sim.config.preemption == "swap" else T.FREED_TO_RECOMPUTE
             self.events += [T.PREEMPTED.format(step=rec.step, req=r, where=where)
                             for r in rec.preempted]  # fmt: skip
             self.events += [T.SWAPPED_IN.format(step=rec.step, req=r) for r in rec.swapped_in]

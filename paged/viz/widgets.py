@@ -16,15 +16,13 @@ import ipywidgets as W
 from .. import viz
 from ..errors import AllocationError
 from ..experiments import block_size_sweep
-from ..paging import PagedAllocator
+from ..paging import BLOCK_SIZES, PagedAllocator
 from ..simulator import Simulator
 from ..trace import paged_layout
 from ..workloads import sharegpt_like
 from . import widget_text as T
 from .canvas import Canvas, counter_table, legend_html
 from .preemption_widget import PreemptionExplorer
-
-BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
 
 class AllocatorExplorer(W.VBox):
