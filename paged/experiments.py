@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import require_int, require_positive
-from .facts import FIG15B_BEAM_SAVING  # noqa: F401  (chapter 9 imports it from here)
 from .paging import BLOCK_SIZES, PagedAllocator, num_blocks_for
 from .simulator import SIM_POLICIES, SimResult, simulate
 from .workloads import Request
@@ -112,8 +111,44 @@ def blocks_held_by_samples(
     return total
 
 
+@dataclass(frozen=True)
+class SamplingSharing:
+    """Blocks held when parallel samples finish, with and without sharing the prompt (§4.4)."""
+
+    num_samples: int
+    blocks_shared: int
+    blocks_private: int  # every sample storing the prompt again
+
+    @property
+    def saved(self) -> float:
+        """The paper's metric (§6.3): blocks saved by sharing / blocks without sharing."""
+        return 1 - self.blocks_shared / self.blocks_private
+
+
+def sampling_sharing(
+    requests: list[Request], num_samples: int, *, block_size: int = 16
+) -> SamplingSharing:
+    """`blocks_held_by_samples` with and without sharing, side by side."""
+    held = [blocks_held_by_samples(requests, num_samples, block_size=block_size, share=share)
+            for share in (True, False)]  # fmt: skip
+    return SamplingSharing(num_samples, *held)
+
+
 SURVIVOR_RULES = ("random", "score")
 SCORE_VOCAB = 64  # candidate tokens per beam in the "score" rule's stand-in model
+
+
+def _stand_in_logits(rng: np.random.Generator, logit_scale: float, rows: int) -> np.ndarray:
+    """The "score" rule's stand-in model: i.i.d. normal logits over SCORE_VOCAB tokens, scaled."""
+    return logit_scale * rng.standard_normal((rows, SCORE_VOCAB))
+
+
+def stand_in_top_probability(logit_scale: float, *, rng: np.random.Generator,
+                             samples: int = 10_000) -> float:  # fmt: skip
+    """How peaked the stand-in model is: its likeliest token's probability, on average."""
+    z = _stand_in_logits(rng, require_positive("logit_scale", logit_scale), samples)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    return float((p.max(axis=1) / p.sum(axis=1)).mean())
 
 
 @dataclass(frozen=True)
@@ -185,7 +220,7 @@ def _beam_steps(request, k, block_size, seed, survivors, logit_scale):
         if survivors == "random":
             parents, kept = tuple(int(p) for p in rng.integers(0, k, size=k)), None
         else:
-            logits = logit_scale * rng.standard_normal((k, SCORE_VOCAB))
+            logits = _stand_in_logits(rng, logit_scale, k)
             logp = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
             if t == 1:  # the candidates are still one prompt: its k best tokens start them
                 logp[1:] = -np.inf

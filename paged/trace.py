@@ -59,6 +59,11 @@ class StepRecord:
     num_swapped: int = 0  # requests waiting in the CPU pool at the end of the step
 
 
+def refused_steps(trace, reason: str) -> list[int]:
+    """The steps in which admission refused the queue's head for `reason` (e.g. "no_hole")."""
+    return [s.step for s in trace if any(r == reason for _, r in s.refused)]
+
+
 def paged_layout(allocator) -> PagedLayout:
     """The drawing input for a `PagedAllocator`'s current state."""
     a = allocator

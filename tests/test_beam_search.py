@@ -8,12 +8,14 @@ import pytest
 import paged
 from paged import Request
 from paged.experiments import (
-    FIG15B_BEAM_SAVING,
     SCORE_VOCAB,
     beam_search_sharing,
     beam_search_steps,
     blocks_held_by_samples,
+    sampling_sharing,
+    stand_in_top_probability,
 )
+from paged.facts import FIG15B_BEAM_SAVING
 
 
 @pytest.mark.parametrize("survivors", ["random", "score"])
@@ -129,3 +131,20 @@ def test_blocks_held_by_samples_checks_its_arguments():
         args = dict(num_samples=3) | kwargs
         with pytest.raises(ValueError, match=name):
             blocks_held_by_samples(reqs, args.pop("num_samples"), **args)
+
+
+def test_sampling_sharing_sets_both_counts_side_by_side():
+    reqs = paged.alpaca_like(30, seed=4)
+    s = sampling_sharing(reqs, 3, block_size=8)
+    shared = blocks_held_by_samples(reqs, 3, block_size=8)
+    private = blocks_held_by_samples(reqs, 3, block_size=8, share=False)
+    assert (s.num_samples, s.blocks_shared, s.blocks_private) == (3, shared, private)
+    assert s.saved == 1 - shared / private and 0 < s.saved < 1
+
+
+def test_the_stand_in_model_is_flat_or_peaked_by_its_scale():
+    flat = stand_in_top_probability(1.0, rng=np.random.default_rng(1), samples=2000)
+    peaked = stand_in_top_probability(8.0, rng=np.random.default_rng(1), samples=2000)
+    assert 1 / SCORE_VOCAB < flat < 0.2 and 0.7 < peaked < 1
+    with pytest.raises(ValueError, match="logit_scale"):
+        stand_in_top_probability(0, rng=np.random.default_rng(1))

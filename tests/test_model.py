@@ -61,6 +61,12 @@ def tiny_model(seed: int = 0) -> pm.Llama:
     return pm.Llama(TINY, weights)
 
 
+
+def test_kv_bytes_per_token_counts_k_and_v_of_every_layer():
+    assert (TINY.num_layers, TINY.num_kv_heads, TINY.head_dim) == (2, 2, 8)
+    assert tiny_model().kv_bytes_per_token == 2 * 2 * 2 * 8 * 4  # K and V, fp32: 256 bytes
+
+
 class CausalNoCache:
     """Attention over the whole sequence with no KV cache at all: the independent reference."""
 

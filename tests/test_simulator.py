@@ -8,6 +8,7 @@ from paged.experiments import compare_policies
 from paged.facts import FIG2_BREAKDOWN
 from paged.kv import A100_40GB_KV_BUDGET
 from paged.simulator import SIM_POLICIES
+from paged.trace import refused_steps
 
 
 def test_hand_computed_contiguous_scenario():
@@ -17,6 +18,7 @@ def test_hand_computed_contiguous_scenario():
     r = paged.simulate(reqs, "max", kv_slots=8, max_seq_len=4)
     s0, s1, s2 = r.trace
     assert s0.admitted == (0, 1) and s0.refused == ((2, "no_space"),) and s0.num_waiting == 1
+    assert refused_steps(r.trace, "no_space") == [0] and refused_steps(r.trace, "no_hole") == []
     assert s0.usage == (4, 3, 1, 0)  # tokens 2+2; still to come 2+1; never used 0+1; free 0
     assert s1.finished == (1,) and s1.admitted == (2,) and s1.usage == (6, 2, 0, 0)
     assert s2.finished == (0, 2) and s2.usage == (0, 0, 0, 8)

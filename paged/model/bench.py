@@ -173,9 +173,7 @@ def main(argv=None) -> None:
               f"{r.tokens_per_s:>9.1f}")  # fmt: skip
     print(f"attention: {r.attention}")
 
-    c = model.config
-    per_token = 2 * c.num_layers * c.num_kv_heads * c.head_dim * model.dtype.itemsize
-    print(f"KV cache: {per_token} bytes per token ({model.dtype})")
+    print(f"KV cache: {model.kv_bytes_per_token} bytes per token ({model.dtype})")
     rss = max(peak_rss_mib(), peak_rss_mib(children=True))
     print(f"peak resident memory: {rss / 1024:.2f} GiB (target <= 2 GiB)")
 

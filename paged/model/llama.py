@@ -75,6 +75,12 @@ class Llama:
         w = weights["token_embd.weight"]
         self.device, self.dtype = w.device, w.dtype
 
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """Bytes of K and V one token takes: 2 x layers x KV heads x head_dim x dtype bytes."""
+        c = self.config
+        return 2 * c.num_layers * c.num_kv_heads * c.head_dim * self.dtype.itemsize
+
     def __repr__(self) -> str:
         c = self.config
         return (

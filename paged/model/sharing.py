@@ -32,9 +32,22 @@ class SharingResult:
     prefix_len: int  # tokens all prompts start with (capped so each keeps one of its own)
     shared_full_blocks: int  # full blocks of the prefix, held once by every request
     copies: int  # copy-on-write block copies (the prefix's partly filled last block)
-    blocks_after_prefill: tuple[int, int]  # (with sharing, without)
-    peak_blocks: tuple[int, int]  # (with sharing, without): most blocks held at once
-    block_steps: tuple[int, int]  # (with sharing, without): blocks held, summed over steps
+    held: tuple[tuple[int, int], ...]  # (with sharing, without) at each step holding any block
+
+    @property
+    def blocks_after_prefill(self) -> tuple[int, int]:
+        """(with sharing, without) after the first prefill."""
+        return self.held[0]
+
+    @property
+    def peak_blocks(self) -> tuple[int, int]:
+        """(with sharing, without): most blocks held at once."""
+        return max(s for s, _ in self.held), max(p for _, p in self.held)
+
+    @property
+    def block_steps(self) -> tuple[int, int]:
+        """(with sharing, without): blocks held, summed over steps."""
+        return sum(s for s, _ in self.held), sum(p for _, p in self.held)
 
     @property
     def tokens(self) -> list[list[int]]:
@@ -70,13 +83,10 @@ def generate_shared(
     """Greedy answers to `prompts`, the common prefix (system prompt) prefilled once and shared."""
     run = generate(model, prompts, max_new_tokens, system=system, block_size=block_size,
                    share_prefix=True, record_layout=True)  # fmt: skip
-    steps = [blocks_held(s.layout) for s in run.trace if s.layout.tables]
     return SharingResult(
         run=run,
         prefix_len=run.shared_prefix,
         shared_full_blocks=run.shared_prefix // block_size,
         copies=run.copies,
-        blocks_after_prefill=steps[0],
-        peak_blocks=(max(s for s, _ in steps), max(p for _, p in steps)),
-        block_steps=(sum(s for s, _ in steps), sum(p for _, p in steps)),
+        held=tuple(blocks_held(s.layout) for s in run.trace if s.layout.tables),
     )

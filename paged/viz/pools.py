@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap, to_rgb
 
 from ..course.messages import msg
-from ..trace import CATEGORIES, ContiguousLayout, PagedLayout
+from ..trace import CATEGORIES, ContiguousLayout, PagedLayout, refused_steps
 from .style import COLORS, SEQ_COLORS, _axes, _boxes, legend_handles
 
 
@@ -121,7 +121,7 @@ def draw_arena_timeline(trace, ax=None, title=None, max_columns=600):
         "no_hole": ("v", "#D55E00", str(NO_HOLE)),
     }
     for reason, (marker, color, label) in refusal_marks.items():
-        at = [s.step for s in steps if any(r == reason for _, r in s.refused)]
+        at = refused_steps(steps, reason)
         if at:
             ax.plot(at, [cap * 1.02] * len(at), marker, c=color, ms=6, clip_on=False, label=label)
     ax.set_xlabel(str(DECODE_STEP))
