@@ -22,6 +22,7 @@ from .triton_checks import (
     Watch,
     device,
     first_difference,
+    grid_mask,
     launch,
     not_a_kernel,
     same,
@@ -216,9 +217,7 @@ def check_copy_2d_kernel(kernel) -> bool:
         x_flat.view(-1, sx)[:M, :N] = values
         out = torch.full(((M + bm) * so,), SENTINEL, device=device())
         x_flat = x_flat.to(device())
-        may_x, may_out = np.zeros(x_flat.numel(), bool), np.zeros(out.numel(), bool)
-        may_x[(rows * sx + cols).ravel()] = True
-        may_out[(rows * so + cols).ravel()] = True
+        may_x, may_out = grid_mask(x_flat.numel(), sx, M, N), grid_mask(out.numel(), so, M, N)
         watch = Watch()
         watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
         watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))

@@ -18,6 +18,7 @@ from .triton_checks import (
     Watch,
     device,
     first_difference,
+    grid_mask,
     launch,
     not_a_kernel,
     same,
@@ -71,8 +72,7 @@ def check_row_softmax_kernel(kernel) -> bool:
         x_flat[: M * sx].view(M, sx)[:, :N] = x
         out = torch.full((M * N + block,), SENTINEL, device=device())
         x_flat = x_flat.to(device())
-        may_x = np.zeros(x_flat.numel(), bool)
-        may_x[(np.arange(M)[:, None] * sx + np.arange(N)).ravel()] = True
+        may_x = grid_mask(x_flat.numel(), sx, M, N)
         watch = Watch()
         watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
         idx = np.arange(out.numel())
@@ -150,9 +150,7 @@ def _matrix(rows, cols, stride, seed, pad_rows=16):
     values = torch.randint(-3, 4, (rows, cols), generator=torch.Generator().manual_seed(seed))
     flat = torch.full(((rows + pad_rows) * stride + 16,), NAN, dtype=torch.float16)
     flat[: rows * stride].view(rows, stride)[:, :cols] = values.half()
-    may = np.zeros(flat.numel(), bool)
-    may[(np.arange(rows)[:, None] * stride + np.arange(cols)).ravel()] = True
-    return flat, values.double(), may
+    return flat, values.double(), grid_mask(flat.numel(), stride, rows, cols)
 
 
 def check_dot_kernel(kernel) -> bool:
@@ -167,8 +165,7 @@ def check_dot_kernel(kernel) -> bool:
         a_flat, a, may_a = _matrix(M, K, sa, seed=2 * k)
         b_flat, b, may_b = _matrix(K, N, sb, seed=2 * k + 1)
         out = torch.full(((M + 16) * so + 16,), SENTINEL, device=device())
-        may_out = np.zeros(out.numel(), bool)
-        may_out[(np.arange(M)[:, None] * so + np.arange(N)).ravel()] = True
+        may_out = grid_mask(out.numel(), so, M, N)
         a_flat, b_flat = a_flat.to(device()), b_flat.to(device())
         watch = Watch()
         watch.add("a", a_flat, load=may_a, where=_cell("a", sa, M, K))

@@ -276,6 +276,13 @@ NAN = float("nan")
 PAST_END = msg("the store went past the end", "저장이 끝을 넘어갔습니다")
 
 
+def grid_mask(numel: int, stride: int, M: int, N: int) -> np.ndarray:
+    """Over a buffer of `numel` elements: True at the cells of a row-major (M, N) matrix."""
+    may = np.zeros(numel, bool)
+    may[(np.arange(M)[:, None] * stride + np.arange(N)).ravel()] = True
+    return may
+
+
 def cell_namer(name, stride, M, N):
     """Names element i of a row-major (M, N) buffer with row stride `stride`, with its edges."""
 
