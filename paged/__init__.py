@@ -12,7 +12,6 @@ Data flows one way: workloads -> allocators -> scheduler trace -> drawings and w
 
 from .backend import Backend
 from .contiguous import ContiguousAllocator, Extent, next_pow2
-from .course import moved
 from .errors import AllocationError, NoContiguousSpace, OutOfBlocks, UnknownSequence
 from .kv import LLAMA_3_8B, OPT_13B, PRESETS, TINY, ModelSpec, bytes_per_token, kv_slots
 from .paging import PagedAllocator, num_blocks_for
@@ -20,8 +19,6 @@ from .scheduler import Scheduler
 from .simulator import SimResult, Simulator, simulate
 from .trace import CATEGORIES, StepRecord, Usage
 from .workloads import Request, alpaca_like, sharegpt_like
-
-moved.install()  # `import paged.widgets` and other pre-reorganisation paths keep working
 
 # Loaded only when asked: torch and triton for the kernels, ipywidgets for the explorers.
 _LAZY = {

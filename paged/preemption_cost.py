@@ -29,10 +29,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .course.messages import msg
 from .errors import require_int, require_positive
 from .kv import OPT_13B, bytes_per_token
 from .paging import BLOCK_SIZES, num_blocks_for
+from .text import msg
 
 # The course's reading of "never higher than 20% of swapping's latency" (PAPER §7.3).
 RECOMPUTE_OVER_SWAP_LIMIT = 1.2

@@ -417,7 +417,7 @@ def aot_rows():
 
     import triton
 
-    from paged.attention import aot
+    from paged.gpu import aot
 
     if not (Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas").exists():
         pytest.skip("this Triton has no bundled ptxas")
@@ -430,7 +430,7 @@ def aot_rows():
 
 
 def test_kernels_compile_ahead_of_time_for_t4_and_h100_without_spills(aot_rows):
-    from paged.attention import aot
+    from paged.gpu import aot
 
     rows = aot_rows["defaults"]
     assert [(r["sm"], r["kernel"], r["split"]) for r in rows] == [
@@ -445,7 +445,7 @@ def test_kernels_compile_ahead_of_time_for_t4_and_h100_without_spills(aot_rows):
 
 def test_the_spill_check_reads_stack_and_fails_on_a_spilling_config(aot_rows):
     """Spills show in cuobjdump's STACK, not LOCAL: head_dim 256 on a single warp spills."""
-    from paged.attention import aot
+    from paged.gpu import aot
 
     row = aot.parse_resource_usage("Function k:\n  REG:255 STACK:1408 SHARED:0 LOCAL:0 TEXTURE:0")
     assert row == dict(registers=255, stack_bytes=1408, local_bytes=0) and aot.spills(row)
@@ -454,7 +454,7 @@ def test_the_spill_check_reads_stack_and_fails_on_a_spilling_config(aot_rows):
 
 
 def test_every_variant_compiles_for_sm80_without_spills_at_its_defaults(aot_rows):
-    from paged.attention import aot
+    from paged.gpu import aot
 
     rows = aot_rows["variants"]
     assert {r["variant"] for r in rows} == set(VARIANTS)
@@ -467,7 +467,7 @@ def test_every_variant_compiles_for_sm80_without_spills_at_its_defaults(aot_rows
 
 
 def test_a_group_of_64_compiles_to_wgmma_on_sm90(aot_rows):
-    from paged.attention import aot
+    from paged.gpu import aot
 
     (row,) = aot_rows["group_64"]
     assert row["mma"] == "wgmma" and not aot.spills(row)

@@ -12,9 +12,10 @@ import csv
 import pytest
 import torch
 
-from paged.attention import backend, bench, paged_attention, paged_attention_ref
-from paged.attention.baselines import Unavailable, make_fa2_paged, make_flex_paged
-from paged.attention.bench_report import row_lines, summary_lines
+from paged.attention import backend, paged_attention, paged_attention_ref
+from paged.gpu import bench
+from paged.gpu.baselines import Unavailable, make_fa2_paged, make_flex_paged
+from paged.gpu.bench_report import row_lines, summary_lines
 
 DEVICE = "cuda" if backend() == "cuda" else "cpu"
 
@@ -112,7 +113,7 @@ def test_no_failure_of_a_row_stops_the_benchmark(monkeypatch):
     the GPU's shared memory, the budget: each becomes a row with its reason."""
     from triton.runtime.errors import OutOfResources
 
-    from paged.attention import gpu_check
+    from paged.gpu import check as gpu_check
 
     def old_torch(*args, **kwargs):
         raise TypeError("convert_logical_block_mask() got an unexpected keyword argument 'kv_len'")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from paged.course import colab as course
-from paged.course import fonts
+from paged.viz import fonts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "notebooks" / "03_paging.ipynb"  # block tables, a drawing and a widget

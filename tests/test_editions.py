@@ -121,7 +121,7 @@ def test_korean_messages_use_the_glossary():
     """The catalogue's Korean texts (checkers, figures, widgets) follow the glossary too."""
     import gc
 
-    from paged.course.messages import Message
+    from paged.text import Message
 
     for name in ("paged.exercises", "paged.viz.widgets", "paged.viz", "paged.attention.steps"):
         __import__(name)

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from paged import exercises as ex
-from paged.course.messages import msg
 from paged.exercises import answers, core
 from paged.exercises import memory as memory_checkers
+from paged.text import msg
 
 
 def stub(*args):

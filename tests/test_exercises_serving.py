@@ -13,11 +13,11 @@ import math
 import pytest
 
 from paged.course import glossary
-from paged.course.messages import Message
 from paged.exercises import serving
 from paged.exercises.answers import serving as serving_answers
 from paged.exercises.serving import check_admit
 from paged.scheduler import Scheduler
+from paged.text import Message
 from paged.workloads import Request
 
 

@@ -10,7 +10,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from paged.course import fonts  # noqa: E402
+from paged.viz import fonts  # noqa: E402
 
 TEXT = "논리 블록 → 물리 블록 (block table, 내부 단편화)"
 

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from paged.attention import gpu_check, gpu_tests
 from paged.attention.launch import VARIANTS
+from paged.gpu import check as gpu_check
+from paged.gpu import pytest_plugin as gpu_tests
 
 LABEL = "MEASURED on NVIDIA H100 80GB HBM3"
 
@@ -20,7 +21,7 @@ LABEL = "MEASURED on NVIDIA H100 80GB HBM3"
 def test_without_cuda_it_says_so_in_one_line_and_exits_2(tmp_path):
     env = os.environ | {"CUDA_VISIBLE_DEVICES": ""}  # hides a GPU if this machine has one
     done = subprocess.run(
-        [sys.executable, "-m", "paged.attention.gpu_check", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "paged.gpu.check", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         env=env,
@@ -154,7 +155,7 @@ def test_pytest_cut_at_its_time_limit_still_leaves_junit_xml(tmp_path, monkeypat
 
 
 def dry_run(out, **popen):
-    args = [sys.executable, "-m", "paged.attention.gpu_check", "--dry-run", "--out", str(out)]
+    args = [sys.executable, "-m", "paged.gpu.check", "--dry-run", "--out", str(out)]
     env = os.environ | {"CUDA_VISIBLE_DEVICES": ""}
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, **popen)  # fmt: skip

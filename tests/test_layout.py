@@ -15,21 +15,22 @@ PAGED = ROOT / "paged"
 # (level, module-name prefixes). The taught modules sit at the top of paged/; the packages beside
 # them build on them; drawings sit above what they draw; course tooling above everything.
 LEVELS = [
-    (0, ("paged.errors", "paged.course.messages", "paged.course.fonts", "paged.facts")),
+    (0, ("paged.errors", "paged.text", "paged.facts")),
     (1, ("paged.kv", "paged.workloads", "paged.contiguous", "paged.paging", "paged.trace",
          "paged.backend", "paged.scheduler_config")),
     (2, ("paged.scheduler",)),
     (3, ("paged.simulator", "paged.experiments", "paged.preemption_cost")),
     (4, ("paged.attention",)),
-    (5, ("paged.model", "paged.exercises")),
-    (6, ("paged.viz",)),
-    (7, ("paged.course",)),
-    (8, ("paged",)),  # the package itself: importing from it runs everything
+    (5, ("paged.model", "paged.exercises", "paged.gpu")),
+    (6, ("paged.engines",)),  # real engines beside the course's model, in the same shapes
+    (7, ("paged.viz",)),
+    (8, ("paged.course",)),
+    (9, ("paged",)),  # the package itself: importing from it runs everything
 ]
 TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "backend", "scheduler_config",
           "scheduler", "simulator", "experiments", "preemption_cost", "facts",
-          "errors"}  # fmt: skip
-PACKAGES = {"attention", "model", "exercises", "viz", "course"}
+          "errors", "text"}  # fmt: skip
+PACKAGES = {"attention", "model", "exercises", "viz", "gpu", "engines", "course"}
 
 
 def level(module: str) -> int:
@@ -112,3 +113,17 @@ def test_modules_say_what_they_are_for(path):
     """Every module opens with a docstring (purpose, references), DESIGN's style."""
     tree = ast.parse(path.read_text())
     assert ast.get_docstring(tree), f"{path} has no module docstring"
+
+
+def test_nothing_in_paged_imports_the_course_tooling():
+    users = sorted(m for m, deps in GRAPH.items() if not m.startswith("paged.course")
+                   and any(d.startswith("paged.course") for d in deps))  # fmt: skip
+    assert not users, f"course/ is the top floor, yet these import it: {users}"
+
+
+def test_attention_holds_the_kernel_its_launcher_tiles_and_reference():
+    """The GPU harness (benchmarks, AOT, the GPU check) lives in paged/gpu/."""
+    names = {p.stem for p in (PAGED / "attention").glob("*.py")} - {"__init__"}
+    harness = {p.stem for p in (PAGED / "gpu").glob("*.py")}
+    assert not names & harness
+    assert not {n for n in names if "bench" in n or "gpu" in n or n == "aot"}

@@ -6,7 +6,7 @@ import pkgutil
 import pytest
 
 import paged
-from paged.course.messages import Message, language, msg, set_language
+from paged.text import Message, language, msg, set_language
 
 
 def test_a_message_without_korean_or_with_other_fields_is_refused():

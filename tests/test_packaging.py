@@ -36,12 +36,13 @@ def _third_party_imports(path: Path) -> set[str]:
 def test_dependencies_are_what_paged_imports():
     """Core = the library's imports (Colab has them all); a dev tool's imports live in extras."""
     # Tools that make and sync notebooks (`make notebooks`, `make ko`), never imported by a chapter,
-    # the GPU check's pytest plugin (`make gpu-check`), and the real model (the `model` extra:
-    # its chapter installs it).
+    # the GPU check's pytest plugin (`make gpu-check`), the real model (the `model` extra: its
+    # chapter installs it) and the real engines (which also run in an environment of their own).
     course = ROOT / "paged" / "course"
     model = (ROOT / "paged" / "model").rglob("*.py")
-    gpu_tests = ROOT / "paged" / "attention" / "gpu_tests.py"
-    tools = {course / "runner.py", course / "editions.py", gpu_tests, *model}
+    gpu_tests = ROOT / "paged" / "gpu" / "pytest_plugin.py"
+    engines = (ROOT / "paged" / "engines").rglob("*.py")
+    tools = {course / "runner.py", course / "editions.py", gpu_tests, *model, *engines}
     library = set().union(*(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py")
                             if p not in tools))
     core = {_split(s)[0] for s in _project()["dependencies"]}

@@ -36,7 +36,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..course.messages import msg
+from ..text import msg
 from .balanced import launch_balanced
 from .launch import (
     MAX_SEGMENTS,

@@ -20,7 +20,7 @@ capability, SM count, shapes), so the choices for a T4 (sm_75), an A100 (sm_80) 
   model of occupancy and length (see its docstring).
 
 The defaults are starting points from compiling ahead of time (`aot.py`: registers, shared-memory
-buffers), not timings; `python -m paged.attention.gpu_check` records registers, spills and a
+buffers), not timings; `python -m paged.gpu.check` records registers, spills and a
 sweep of these options on a real GPU (MEASURED), which is where better defaults come from. The
 default variant stays the baseline until a GPU has measured the others.
 References: Triton's `num_warps`/`num_stages` launch options; vLLM's unified Triton attention

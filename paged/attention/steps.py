@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from ..course.messages import msg
+from ..text import msg
 from . import backend, paged_attention_ref
 
 SAME_AS_REFERENCE = msg(

@@ -68,7 +68,7 @@ def setup_cell(repo: str = REPO, lang: str = "en", chapter: str | None = None) -
     """Source of every notebook's first code cell: self-contained, it runs before `paged` exists.
 
     The two editions' setup cells differ by the line that sets the edition's language
-    (PAGED_LANG: the language of what `paged` prints and draws, `paged.course.messages`) and by
+    (PAGED_LANG: the language of what `paged` prints and draws, `paged.text`) and by
     their last line (what the cell reports in Colab). A chapter listed in
     CHAPTER_EXTRAS also installs (in Colab) and checks what it needs beyond the course.
     """
@@ -102,7 +102,7 @@ if "google.colab" in sys.modules:
                                f"({{error}}): run `%pip install {{name}}`, restart the session "
                                "and run this cell again.") from None
         kept.append(f"{{name}} {{getattr(module, '__version__', '?')}}")
-    from paged.course.fonts import use_cjk_font
+    from paged.viz.fonts import use_cjk_font
 
     font = use_cjk_font(install=True)  # installs fonts-nanum only if no Korean font is present
     {INSTALLED_LINE[lang]}'''
@@ -221,7 +221,7 @@ class Runtime:
 def runtime_hint(runtime: Runtime | None = None) -> str | None:
     """What a learner should change before the kernel chapter, or None when all is well."""
     # Imported here: the rest of this file runs before the course is installed (see above).
-    from paged.course.messages import msg
+    from paged.text import msg
 
     rt = runtime or Runtime.detect()
     if rt.gpu is None:

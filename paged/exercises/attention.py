@@ -7,7 +7,7 @@ outputs are the same reference over each partition of the sequence).
 
 from __future__ import annotations
 
-from ..course.messages import msg
+from ..text import msg
 from .core import by_case, run_cases, short
 
 __all__ = [

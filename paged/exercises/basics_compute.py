@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..course.messages import msg
+from ..text import msg
 from .triton_checks import (
     CORRECT,
     NAN,

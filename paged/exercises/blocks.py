@@ -8,8 +8,8 @@ takes the block the allocator would take.
 
 from __future__ import annotations
 
-from ..course.messages import msg
 from ..paging import PagedAllocator
+from ..text import msg
 from .core import by_case, named, run_cases
 
 __all__ = [

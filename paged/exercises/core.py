@@ -2,7 +2,7 @@
 
 `run_cases` calls the learner's function on every hidden case, each call on fresh copies of the
 arguments, and compares what it gives with the library's answer. Its verdicts, in the edition's
-language (`paged.course.messages`):
+language (`paged.text`):
 - "correct" when every case agrees;
 - "not yet" while the stub still raises NotImplementedError;
 - "you returned nothing" when it returns None where an answer is due (unless None is a legitimate
@@ -22,7 +22,7 @@ import copy
 import operator
 from dataclasses import dataclass
 
-from ..course.messages import msg
+from ..text import msg
 
 CORRECT = msg("{name}: correct ({n} cases).", "{name}: 정답입니다 (사례 {n}개).")
 NOT_YET = msg(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..course.messages import msg
+from ..text import msg
 from .triton_checks import SENTINEL, Watch, strays_in, whole
 
 __all__: list[str] = []  # helpers for kernels.py

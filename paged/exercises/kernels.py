@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..course.messages import msg
+from ..text import msg
 from .kernel_cases import (
     ADDRESS_HINTS,
     ADDRESS_RULES,

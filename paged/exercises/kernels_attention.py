@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..course.messages import msg
+from ..text import msg
 from .kernel_cases import HINTS, output, paged_watch
 from .kernel_cases import element as _element
 from .kernel_cases import online_softmax_outputs as _outputs

@@ -8,8 +8,8 @@ the allocator, with first-fit placement, puts a request of that size.
 from __future__ import annotations
 
 from ..contiguous import ContiguousAllocator
-from ..course.messages import msg
 from ..errors import NoContiguousSpace
+from ..text import msg
 from .core import named, run_cases
 
 __all__ = ["check_first_fit"]

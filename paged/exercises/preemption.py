@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 
-from ..course.messages import msg
 from ..paging import num_blocks_for
 from ..preemption_cost import CostModel
 from ..scheduler import Scheduler
+from ..text import msg
 from ..workloads import Request
 from .core import by_case, named, run_cases, same_sequence
 

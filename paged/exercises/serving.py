@@ -12,8 +12,8 @@ what the scheduler's first step admits.
 
 from __future__ import annotations
 
-from ..course.messages import msg
 from ..scheduler import Scheduler
+from ..text import msg
 from ..workloads import Request
 from .core import by_case, named, run_cases, same_sequence
 

@@ -6,8 +6,8 @@ appending and freeing, and the answer is what `append` (with its copy-on-write) 
 
 from __future__ import annotations
 
-from ..course.messages import msg
 from ..experiments import blocks_held_by_samples
+from ..text import msg
 from ..workloads import Request
 from .blocks import free_list, replay
 from .core import by_case, named, run_cases

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 from ..contiguous import ContiguousAllocator, next_pow2
-from ..course.messages import msg
 from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import CATEGORIES, simulate
+from ..text import msg
 from ..workloads import Request, sharegpt_like
 from .core import by_case, named, run_cases
 

@@ -23,7 +23,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..course.messages import msg
+from ..text import msg
 from .core import HINT
 
 __all__: list[str] = []  # helpers for basics.py and kernels.py, which export the checkers

@@ -6,8 +6,8 @@ colours every drawing shares; `widgets` (ipywidgets, imported on its own) replay
 step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
 """
 
-from ..course.fonts import use_cjk_font
 from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, draw_preemption_costs
+from .fonts import use_cjk_font
 from .kernel import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
 from .style import COLORS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles

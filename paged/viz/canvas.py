@@ -12,8 +12,8 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..course.fonts import use_cjk_font
 from ..trace import CATEGORIES
+from .fonts import use_cjk_font
 from .style import COLORS, LABELS
 
 PNG_DPI = 80  # pixels per inch of every widget picture

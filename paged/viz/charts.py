@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import facts
-from ..course.messages import msg
 from ..paging import BLOCK_SIZES
 from ..preemption_cost import CostModel, section_7_3
+from ..text import msg
 from ..trace import CATEGORIES
 from .style import COLORS, POLICY_NAMES, _axes, legend_handles
 

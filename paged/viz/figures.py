@@ -3,9 +3,9 @@
     python -m paged.viz.figures [--out figures]
 
 Each picture is drawn twice: in English into figures/ (README.md) and in Korean into
-figures/ko/ (README.ko.md), from the same code and numbers (`paged.course.messages`). All
+figures/ko/ (README.ko.md), from the same code and numbers (`paged.text`). All
 simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is made
-separately on a GPU by `python -m paged.attention.bench` (MEASURED) and only read here; the
+separately on a GPU by `python -m paged.gpu.bench` (MEASURED) and only read here; the
 JupyterLab screenshots `lab_*.png` come from the browser test (`make screenshots`).
 """
 
@@ -21,12 +21,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .. import viz  # noqa: E402
-from ..course.messages import language, msg, set_language  # noqa: E402
 from ..experiments import block_size_sweep, compare_policies  # noqa: E402
 from ..kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots  # noqa: E402
 from ..paging import PagedAllocator  # noqa: E402
 from ..preemption_cost import CostModel  # noqa: E402
 from ..simulator import simulate  # noqa: E402
+from ..text import language, msg, set_language  # noqa: E402
 from ..trace import paged_layout  # noqa: E402
 from ..workloads import sharegpt_like  # noqa: E402
 

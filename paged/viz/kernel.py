@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
-from ..course.messages import msg
+from ..text import msg
 from ..trace import PagedLayout
 from .pools import block_fill
 from .style import COLORS, SEQ_COLORS, _axes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import ListedColormap, to_rgb
 
-from ..course.messages import msg
+from ..text import msg
 from ..trace import CATEGORIES, ContiguousLayout, PagedLayout, refused_steps
 from .style import COLORS, SEQ_COLORS, _axes, _boxes, legend_handles
 

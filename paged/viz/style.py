@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Patch, Rectangle
 
-from ..course.fonts import use_cjk_font
-from ..course.messages import msg
+from ..text import msg
 from ..trace import CATEGORIES
+from .fonts import use_cjk_font
 
 COLORS = {
     "token_states": "#0072B2",  # blue
@@ -22,7 +22,7 @@ COLORS = {
     "internal_fragmentation": "#E69F00",  # orange
     "external_fragmentation": "#D9D9D9",  # light grey: free, or taken by the allocator's round-up
 }
-LABELS = {  # Messages: each prints in the edition's language (paged.course.messages)
+LABELS = {  # Messages: each prints in the edition's language (paged.text)
     "token_states": msg("token states", "토큰 상태"),
     "reservation": msg("reserved for later tokens", "이후 토큰을 위한 예약"),
     "internal_fragmentation": msg("internal fragmentation", "내부 단편화"),

@@ -13,7 +13,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path as MplPath
 
-from ..course.messages import msg
+from ..text import msg
 from ..trace import PagedLayout
 from .pools import block_fill
 from .style import COLORS, SEQ_COLORS, _axes, _boxes

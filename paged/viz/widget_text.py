@@ -1,9 +1,9 @@
-"""What the explorers write on screen, in both editions' languages (`paged.course.messages`).
+"""What the explorers write on screen, in both editions' languages (`paged.text`).
 
 Control names stay short: ipywidgets cuts a description longer than its label area.
 """
 
-from ..course.messages import msg
+from ..text import msg
 
 # controls
 RESERVE = msg("reserve", "예약 방식")

@@ -2,7 +2,7 @@
 
 On a GPU the kernel and benchmark tests compile about 110 Triton kernels; compiling is CPU work,
 so `run_tests` splits the tests into `shards` pytest processes (test i goes to shard i % shards,
-by this module's own pytest plugin: `-p paged.attention.gpu_tests --shard i/n`). At the time
+by this module's own pytest plugin: `-p paged.gpu.pytest_plugin --shard i/n`). At the time
 limit each process gets SIGINT, which pytest treats as Ctrl-C: it stops, still writes its
 JUnit XML (`pytest-<i>.xml`) with the tests that ran, and exits; a process that does not stop
 within `GRACE_S` is killed. `parse_junit` adds the files up. Used by `gpu_check`.
@@ -77,7 +77,7 @@ def run_tests(out: Path, timeout: float, paths=TESTS, select: str | None = None,
     procs = []
     for i in range(shards):
         log = open(out / f"pytest-{i}.log", "w")  # noqa: SIM115 (closed below)
-        plugin = ["-p", "paged.attention.gpu_tests", "--shard", f"{i}/{shards}"]
+        plugin = ["-p", "paged.gpu.pytest_plugin", "--shard", f"{i}/{shards}"]
         shard = plugin if shards > 1 else []  # one process needs no plugin
         cmd = [*args, *shard, f"--junitxml={out / f'pytest-{i}.xml'}"]
         procs.append((subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT), log))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from .reference import gather_kv_batched
+from ..attention.reference import gather_kv_batched
 
 FA2_BLOCK_MULTIPLE = 256
 

@@ -14,8 +14,8 @@ import csv
 import re
 from pathlib import Path
 
-from ..course.messages import msg
-from .launch import DEFAULT_VARIANT
+from ..attention.launch import DEFAULT_VARIANT
+from ..text import msg
 
 ROW = msg("{what:30s} {shape:8s} block {block:>4s}  {result}",
           "{what:30s} {shape:8s} 블록 {block:>4s}  {result}")  # fmt: skip

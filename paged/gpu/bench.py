@@ -1,6 +1,6 @@
 """Benchmark script for the paged-attention kernel (a script, never a timed test).
 
-    python -m paged.attention.bench [--batch 64 --seq-len 4096 --dtype float16] [--out figures]
+    python -m paged.gpu.bench [--batch 64 --seq-len 4096 --dtype float16] [--out figures]
                                     [--budget-s 240] [--jsonl rows.jsonl] [--dry-run]
 
 Times, with `triton.testing.do_bench`, decode attention for `batch` sequences of `seq_len`
@@ -34,8 +34,9 @@ from pathlib import Path
 
 import torch
 
+from ..attention import backend, paged_attention, paged_attention_ref
+from ..attention.launch import VARIANTS
 from ..paging import BLOCK_SIZES
-from . import backend, paged_attention, paged_attention_ref
 from .bandwidth import PEAK_BANDWIDTH, copy_bandwidth, kv_bytes, peak_bandwidth
 from .baselines import (
     FA2_BLOCK_MULTIPLE,
@@ -53,7 +54,6 @@ from .bench_report import (
     summary_lines,
     write_csv,
 )
-from .launch import VARIANTS
 
 # The yardsticks live in bandwidth.py; the notebooks import them from here.
 __all__ = ["PEAK_BANDWIDTH", "copy_bandwidth", "kv_bytes", "peak_bandwidth", "make_inputs",

@@ -1,6 +1,6 @@
 """Compile the kernels ahead of time for GPUs that are not here, and read their resource use.
 
-    TRITON_INTERPRET=0 python -m paged.attention.aot [--sm 75 80 90] [--head-dim 128 --group 4]
+    TRITON_INTERPRET=0 python -m paged.gpu.aot [--sm 75 80 90] [--head-dim 128 --group 4]
                                                      [--variant all | baseline prefetch ...]
 
 Triton's Linux wheel ships `ptxas` and `cuobjdump`, so compiling for sm_75, sm_80 or sm_90 needs
@@ -14,7 +14,7 @@ numbers from real launches there (MEASURED, `gpu_check`'s registers step).
 
 Compiling needs a process where TRITON_INTERPRET is not 1; `report_jobs` starts
 one. Every variant at its default launch, for the three GPUs (head_dim 128, group 4):
-    TRITON_INTERPRET=0 python -m paged.attention.aot --variant all
+    TRITON_INTERPRET=0 python -m paged.gpu.aot --variant all
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16,
     """
     import triton
 
-    from . import balanced, kernel
-    from .launch import MAX_SEGMENTS, VARIANTS, launch_config
+    from ..attention import balanced, kernel
+    from ..attention.launch import MAX_SEGMENTS, VARIANTS, launch_config
 
     if kernel.INTERPRETED:
         raise RuntimeError("TRITON_INTERPRET=1 is set: compile in a process without it")
@@ -141,7 +141,7 @@ def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16,
 
 def report_jobs(jobs: list[dict], timeout=300) -> list[list[dict]]:
     """`compile_rows(**job)` for each job, all in one fresh process with TRITON_INTERPRET=0."""
-    args = [sys.executable, "-m", "paged.attention.aot", "--jobs", json.dumps(jobs)]
+    args = [sys.executable, "-m", "paged.gpu.aot", "--jobs", json.dumps(jobs)]
     env = os.environ | {"TRITON_INTERPRET": "0"}
     done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
     if done.returncode:
@@ -153,8 +153,8 @@ def launch_configs(capability, dry_run: bool) -> list[dict]:
     """Launch configurations whose compiled kernels to record: variants, paths, the sweep."""
     import torch
 
+    from ..attention.launch import VARIANTS
     from . import bench
-    from .launch import VARIANTS
 
     f16 = torch.float16
     if dry_run:  # head_dim 16: every path, split, variant and one swept config, tiny
@@ -177,8 +177,8 @@ def launch_rows(deadline: float, label: str, dry_run: bool = False) -> list[dict
     import torch
     from triton.runtime.errors import OutOfResources
 
+    from ..attention.kernel import launch
     from . import bench
-    from .kernel import launch
 
     device = "cpu" if dry_run else "cuda"
     capability = None if dry_run else torch.cuda.get_device_capability(0)
@@ -216,7 +216,7 @@ def launch_rows(deadline: float, label: str, dry_run: bool = False) -> list[dict
 
 
 def main(argv=None) -> None:
-    from .launch import VARIANTS
+    from ..attention.launch import VARIANTS
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sm", type=int, nargs="+", default=[75, 80, 90])

@@ -1,7 +1,7 @@
 """One command that checks the kernel on a CUDA GPU and keeps the evidence (all MEASURED).
 
-    python -m paged.attention.gpu_check --out DIR             (or: make gpu-check)
-    python -m paged.attention.gpu_check --out DIR --dry-run   (no GPU: every step, tiny shapes)
+    python -m paged.gpu.check --out DIR             (or: make gpu-check)
+    python -m paged.gpu.check --out DIR --dry-run   (no GPU: every step, tiny shapes)
 
 A GPU may be lent for a few minutes once, so the check is built to come back with numbers
 whatever happens. It is a list of named steps (`STEPS`); each gets a share of `--budget-s`
@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .gpu_tests import TESTS, default_shards, parse_junit, run_tests
+from .pytest_plugin import TESTS, default_shards, parse_junit, run_tests
 
 NO_GPU = "gpu_check: no CUDA GPU here (torch.cuda.is_available() is False); nothing was run."
 DRY_TESTS = "test_gather_kv_follows_the_block_table or test_launch_config_per_gpu"
@@ -111,7 +111,7 @@ def step_bench(ctx: Context, seconds: float) -> list[dict]:
     rows_path = ctx.out / "bench_rows.jsonl"
     rows_path.unlink(missing_ok=True)
     own_budget = max(1.0, 0.85 * seconds - 5)  # it stops starting rows; the kill is the backstop
-    cmd = [sys.executable, "-m", "paged.attention.bench", "--jsonl", str(rows_path),
+    cmd = [sys.executable, "-m", "paged.gpu.bench", "--jsonl", str(rows_path),
            "--budget-s", f"{own_budget:.0f}"] + (["--dry-run"] if ctx.dry_run else [])  # fmt: skip
     with open(ctx.out / "bench.log", "w") as log:
         try:

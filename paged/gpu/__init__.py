@@ -1,0 +1,9 @@
+"""The GPU harness: what measures and checks the kernel on a CUDA machine, beside the kernel itself.
+
+`bench` times the kernel against its baselines (`baselines`: SDPA on gathered K/V, FlexAttention,
+FlashAttention-2's paged path) and reports GB/s against the device's peak (`bandwidth`);
+`bench_report` prints and plots its rows; `aot` compiles the kernel ahead of time for other GPUs
+(registers, spills, shared memory); `check` runs every GPU step in one go and writes a report after
+each (`python -m paged.gpu.check --out DIR`); `pytest_plugin` shards the GPU tests for it. Nothing
+in the course imports this folder; chapter 7 reads a benchmark's CSV if one exists.
+"""
