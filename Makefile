@@ -94,11 +94,11 @@ bench: setup
 # every step, so a run cut short keeps what it finished. Without CUDA: one line, exit status 2.
 .PHONY: gpu-check gpu-check-dry
 gpu-check: setup
-	@$(BIN)/python -m paged.attention.gpu_check --out test-output/gpu-check
+	@$(BIN)/python -m paged.gpu.check --out test-output/gpu-check
 
 # The same steps without a GPU: tiny shapes on Triton's CPU interpreter (plumbing, no numbers).
 gpu-check-dry: setup
-	$(BIN)/python -m paged.attention.gpu_check --dry-run --out test-output/gpu-check-dry
+	$(BIN)/python -m paged.gpu.check --dry-run --out test-output/gpu-check-dry
 
 # After forking: point every badge and setup cell at your repository (see README, Colab).
 .PHONY: colab-links colab-venv test-colab
