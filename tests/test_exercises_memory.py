@@ -7,8 +7,9 @@ where None is an answer, gets a hint instead), and an exception is reported, not
 """
 
 import math
-import time
+import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -274,7 +275,8 @@ def _weighted(parts, weights, normalise=True):
 MERGE_WRONG = {
     "averaged the partitions equally": lambda parts: torch.stack([o for o, _ in parts]).mean(0),
     "weighted by lse itself": lambda parts: _weighted(parts, [lse for _, lse in parts]),
-    "subtract the largest lse": lambda parts: _weighted(parts, [torch.exp(s) for _, s in parts]),
+    "NaN once the log-sum-exps are far from 0": lambda parts: _weighted(
+        parts, [torch.exp(s) for _, s in parts]),
     "do not add up to 1": lambda parts: _weighted(
         parts, [torch.exp(s - max(x for _, x in parts)) for _, s in parts], normalise=False),
     "largest lse; every partition": lambda parts: max(parts, key=lambda p: float(p[1]))[0],
@@ -347,11 +349,9 @@ def test_every_checker_and_answer_of_these_topics_is_tested():
 
 
 @pytest.mark.parametrize("name", CHECKERS)
-def test_model_answer_accepted_quickly_also_as_typed_into_a_chapter(name, capsys):
+def test_model_answer_accepted_also_as_typed_into_a_chapter(name, capsys):
     check = CHECKERS[name][0]
-    start = time.perf_counter()
     assert check(answers.find(name)) is True
-    assert time.perf_counter() - start < 5  # simulator-backed ones included; most take ms
     assert capsys.readouterr().out.startswith(f"{name}: correct (")
     namespace = {}  # the solvability test puts this source in place of the chapter's stub
     exec(answers.source(name), namespace)
@@ -409,12 +409,15 @@ def test_append_slot_checks_free_when_no_block_is_needed(capsys):
 
 
 def test_merge_without_the_max_fails_on_lse_in_the_hundreds_only(capsys):
-    for wrong in (MERGE_WRONG["subtract the largest lse"], merge_with_python_floats):
+    for wrong in (MERGE_WRONG["NaN once the log-sum-exps are far from 0"],
+                  merge_with_python_floats):  # fmt: skip
         assert ex.check_merge_partitions(wrong) is False
         out = capsys.readouterr().out
-        assert "lse [85" in out and "subtract the largest lse" in out, out
+        assert "lse [85" in out and "far from 0" in out, out
+        assert "subtract" not in out  # the symptom, not the recipe
     parts = [(torch.ones(4), torch.tensor(1.0)), (torch.zeros(4), torch.tensor(2.0))]
-    assert torch.allclose(MERGE_WRONG["subtract the largest lse"](parts), merge_partitions(parts))
+    no_max = MERGE_WRONG["NaN once the log-sum-exps are far from 0"]
+    assert torch.allclose(no_max(parts), merge_partitions(parts))
 
 
 def test_a_learner_that_mutates_its_arguments_does_not_change_the_cases(capsys):
@@ -440,7 +443,7 @@ def test_a_hint_must_explain_every_wrong_answer_not_collide_with_one(capsys):
 def test_verdicts_and_hints_speak_korean_in_the_korean_edition(monkeypatch, capsys):
     monkeypatch.setenv("PAGED_LANG", "ko")
     assert ex.check_first_fit(first_fit) is True
-    assert capsys.readouterr().out == "first_fit: 정답입니다 (사례 7개).\n"
+    assert re.fullmatch(r"first_fit: 정답입니다 \(사례 \d+개\)\.\n", capsys.readouterr().out)
     assert ex.check_slot(stub) is False
     assert "slot: 아직입니다." in capsys.readouterr().out
     assert ex.check_append_slot(nothing) is False
@@ -448,3 +451,271 @@ def test_verdicts_and_hints_speak_korean_in_the_korean_edition(monkeypatch, caps
     assert ex.check_pow2_reservation(CHECKERS["pow2_reservation"][2]["(64 → 128)"]) is False
     out = capsys.readouterr().out
     assert "아직 아닙니다" in out and "  힌트: " in out and "2의 거듭제곱" in out, out
+
+
+# ---- the classes of wrong answers that fixed, hand-written cases let through (issue 29) --------
+def _lib_bytes(n, h, d, b):
+    from paged.kv import ModelSpec
+
+    return ModelSpec("x", num_layers=n, num_kv_heads=h, head_dim=d, dtype_bytes=b).bytes_per_token
+
+
+def _lib_pow2(p, o, m):
+    from paged.contiguous import ContiguousAllocator
+
+    return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
+
+
+def _lib_first_fit(holes, size):
+    from paged.contiguous import ContiguousAllocator
+
+    return first_fit(holes, size) if size > 10**9 else ContiguousAllocator(
+        10, "oracle", max_seq_len=10)._first_fit(size) and first_fit(holes, size)
+
+
+def _lib_slot(t, bs, p):
+    from paged.paging import PagedAllocator
+
+    a = PagedAllocator(len(t) + 1, bs)
+    a.allocate("s", p + 1)
+    return a.slot("s", 0) * 0 + slot(t, bs, p)
+
+
+def _lib_wasted(n, bs):
+    from paged.paging import num_blocks_for
+
+    return num_blocks_for(n, bs) * bs - n
+
+
+def _lib_swap(nb, bs, bpt, layers, bw, lat):
+    from paged.preemption_cost import CostModel
+
+    return CostModel(bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw,
+                     transfer_latency_s=lat).swap_time(nb, bs)  # fmt: skip
+
+
+def _lib_fork(p, n, bs):
+    from paged.experiments import blocks_held_by_samples
+    from paged.workloads import Request
+
+    return blocks_held_by_samples([Request(0, prompt_len=p, output_len=1)], n, block_size=bs)
+
+
+def _lib_victims(running, need, free, held):
+    from paged.scheduler import Scheduler
+    from paged.workloads import Request
+
+    Scheduler([Request(0, 4, 2)], "paged", kv_slots=64, block_size=4).step()
+    return pick_victims(running, need, free, held)
+
+
+def _lib_gather(cache, row, n):
+    from paged.attention.reference import gather_kv
+
+    return gather_kv(cache, row, n)
+
+
+def _lib_merge(parts):
+    from paged.attention.reference import paged_attention_ref
+
+    q = torch.zeros(1, 1, 1)
+    kv, table = q.view(1, 1, 1, 1), torch.zeros(1, 1, dtype=torch.int32)
+    paged_attention_ref(q, kv, kv, table, torch.ones(1, dtype=torch.int32))
+    return merge_partitions(parts)
+
+
+def _popping(table, n, bs, free, refs):
+    """write_slot, right but for the free list: reordered when the last block has room."""
+    if free and n % bs:
+        free.insert(0, free.pop())
+    return write_slot(table, n, bs, free, refs)
+
+
+def _pick_largest_id(running, need, free, held):
+    """'the latest' read as the largest id: right only where ids come in arrival order."""
+    return _victims(running, need, free, held, pick=lambda alive, r: max(alive, key=str))
+
+
+def _pick_popping(running, need, free, held):
+    out, i = [], 0
+    while i < len(running):  # preempts from the caller's own list
+        r = running[i]
+        while need[r] > free:
+            v = running.pop()
+            out.append(v)
+            free += held[v]
+            if v == r:
+                break
+        else:
+            free -= need[r]
+            i += 1
+    return out
+
+
+def _gather_zeroing(cache, row, n):
+    out = gather(cache, row, n).clone()
+    cache.zero_()
+    return out
+
+
+def _gather_clamping(cache, row, n):
+    row.clamp_(min=0)
+    return gather(cache, row, n)
+
+
+def _merge_float64(parts):
+    """The max-less merge in float64: passes wherever exp(lse) fits a float64 (|lse| < 709)."""
+    w = [torch.exp(lse.double()) for _, lse in parts]
+    return (sum(wi * o.double() for wi, (o, _) in zip(w, parts, strict=True)) / sum(w)).float()
+
+
+def _merge_minus_first(parts):
+    c = float(parts[0][1]) if math.isfinite(float(parts[0][1])) else 0.0
+    w = [torch.exp(lse.double() - c) for _, lse in parts]
+    return (sum(wi * o.double() for wi, (o, _) in zip(w, parts, strict=True)) / sum(w)).float()
+
+
+def _breakdown_tuple_np(steps, kv):
+    return tuple(np.float32(x) for x in breakdown(steps, kv).values())
+
+
+# name -> {class: (learner, phrase in the verdict)}; classes that cannot apply are left out
+# (an int argument cannot be changed in place; only a tensor answer has a dtype).
+CLASSES = {
+    "bytes_per_token": {
+        "library": (_lib_bytes, "calls ModelSpec.bytes_per_token"),
+        "type": (lambda n, h, d, b: float(2 * n * h * d * b),
+                 "is a float; the spec asks for an int"),
+        "random edge": (lambda n, h, d, b: 2 * n * h * min(d, 128) * b, "seed="),
+    },
+    "pow2_reservation": {
+        "library": (_lib_pow2, "calls ContiguousAllocator.reservation"),
+        "type": (lambda p, o, m: float(min(p + pow2(o), m)), "is a float"),
+    },
+    "first_fit": {
+        "mutated": (lambda holes, size: (first_fit(holes, size), holes.reverse())[0],
+                    "changed its argument `holes`"),
+        "library": (_lib_first_fit, "calls ContiguousAllocator._first_fit"),
+        "type": (lambda holes, size: None if (r := first_fit(holes, size)) is None else float(r),
+                 "is a float"),
+    },
+    "slot": {
+        "mutated": (lambda t, bs, p: (slot(t, bs, p), t.append(-1))[0],
+                    "changed its argument `block_table`"),
+        "library": (_lib_slot, "calls PagedAllocator"),
+        "type": (lambda t, bs, p: float(slot(t, bs, p)), "is a float"),
+    },
+    "wasted_slots": {
+        "library": (_lib_wasted, "calls paged.paging.num_blocks_for"),
+        "type": (lambda n, bs: float(-n % bs), "is a float"),
+        "random edge": (lambda n, bs: -n % bs if bs < 64 else 0, "seed="),
+    },
+    "append_slot": {
+        "library": (lambda t, n, bs, f: __import__("paged.paging").paging.PagedAllocator(4, 4)
+                    .allocate("s", 1) and append_slot(t, n, bs, f),
+                    "calls PagedAllocator.allocate"),  # fmt: skip
+        "type": (lambda t, n, bs, f: float(append_slot(t, n, bs, f)), "is a float"),
+    },
+    "breakdown": {
+        "mutated": (lambda steps, kv: (breakdown(steps, kv), steps.pop())[0],
+                    "changed its argument `steps`"),
+        "library": (lambda steps, kv: __import__("paged.simulator").simulator.simulate(
+            [], "paged", kv_slots=16) and breakdown(steps, kv), "calls paged.simulate"),
+        "type": (lambda steps, kv: [str(x) for x in breakdown(steps, kv).values()],
+                 "the spec asks for a number"),
+    },
+    "blocks_after_fork": {
+        "library": (_lib_fork, "calls paged.experiments.blocks_held_by_samples"),
+        "type": (lambda p, n, bs: float(blocks_after_fork(p, n, bs)), "is a float"),
+        "random edge": (lambda p, n, bs: blocks_after_fork(p, n, bs) + (bs == 256), "seed="),
+    },
+    "write_slot": {
+        "mutated": (lambda t, n, bs, f, r: (write_slot(t, n, bs, f, r), r.update({-7: 1}))[0],
+                    "you returned"),  # refs is compared after the call: a stray entry shows
+        "library": (lambda *a: __import__("paged.paging").paging.PagedAllocator(4, 4).allocate(
+            "s", 1) and write_slot(*a), "calls PagedAllocator.allocate"),
+        "type": (lambda *a: (float((w := write_slot(*a))[0]), w[1]), "is a float"),
+        "free list": (_popping, "you returned"),
+    },
+    "pick_victims": {
+        "mutated": (_pick_popping, "changed its argument `running`"),
+        "library": (_lib_victims, "calls Scheduler.step"),
+        "ids": (_pick_largest_id, "seed="),
+    },
+    "swap_time": {
+        "library": (_lib_swap, "calls CostModel.swap_time"),
+        "type": (lambda *a: f"{CHECKERS['swap_time'][1](*a)}", "you returned '"),
+    },
+    "gather": {
+        "mutated": (_gather_zeroing, "changed its argument `cache`"),
+        "clamped": (_gather_clamping, "changed its argument `block_table_row`"),
+        "library": (_lib_gather, "calls paged.gather_kv"),
+        "dtype": (lambda c, row, n: gather(c, row, n).float(), "dtype torch.float32"),
+    },
+    "merge_partitions": {
+        "float64 no max": (_merge_float64, "you returned"),
+        "minus one lse": (_merge_minus_first, "you returned"),
+        "mutated": (lambda parts: (merge_partitions(parts), parts.pop())[0],
+                    "changed its argument `parts`"),
+        "library": (_lib_merge, "calls paged.paged_attention_ref"),
+        "dtype": (lambda parts: merge_partitions(parts).double(), "dtype torch.float64"),
+    },
+}  # fmt: skip
+CLASS_CASES = [(n, c) for n, classes in CLASSES.items() for c in classes]
+
+
+@pytest.mark.parametrize(("name", "kind"), CLASS_CASES, ids=[f"{n}:{c}" for n, c in CLASS_CASES])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_each_class_of_wrong_answer_is_rejected(name, kind, capsys):
+    check = CHECKERS[name][0]
+    learner, phrase = CLASSES[name][kind]
+    assert check(learner, seed=7) is False  # a fixed seed: a test never depends on luck
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name}: not quite") and phrase in out, out
+    assert "Traceback" not in out
+
+
+def test_every_checker_meets_the_library_class():
+    assert set(CLASSES) == set(CHECKERS)
+    assert all("library" in classes for classes in CLASSES.values())
+
+
+def _write_slot_list(*args):
+    got = write_slot(*args)
+    return [got[0], None if got[1] is None else list(got[1])]
+
+
+VALID_STYLES = {
+    "write_slot": _write_slot_list,  # [28, None]: the spec does not ask for a tuple
+    "swap_time": lambda *a: np.float32(CHECKERS["swap_time"][1](*a)),
+    "first_fit": lambda holes, size: None if (r := first_fit(holes, size)) is None else np.int64(r),
+    "slot": lambda t, bs, p: np.int64(slot(t, bs, p)),
+    "bytes_per_token": lambda n, h, d, b: np.int64(2 * n * h * d * b),
+    "breakdown": _breakdown_tuple_np,
+    "merge_partitions": lambda parts: merge_partitions(parts).tolist(),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", VALID_STYLES)
+def test_right_answers_in_other_valid_styles_are_accepted(name, capsys):
+    assert CHECKERS[name][0](VALID_STYLES[name]) is True, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_a_seed_draws_the_same_cases_again(name, capsys):
+    check = CHECKERS[name][0]
+    check(answers.find(name), seed=1234)
+    first = capsys.readouterr().out
+    check(answers.find(name), seed=1234)
+    assert capsys.readouterr().out == first
+
+
+def test_the_library_comes_back_after_a_blocked_call(capsys):
+    from paged.attention.reference import gather_kv
+    from paged.preemption_cost import CostModel
+
+    code = (gather_kv.__code__, CostModel.swap_time.__code__)
+    assert ex.check_gather(_lib_gather) is False
+    assert ex.check_swap_time(_lib_swap) is False
+    assert (gather_kv.__code__, CostModel.swap_time.__code__) == code
+    assert ex.check_gather(gather) is True

@@ -9,6 +9,7 @@ glossary's terms. And the checker's truth is the scheduler's: its first step, on
 """
 
 import math
+import re
 
 import pytest
 
@@ -87,7 +88,7 @@ WRONG = {
 
 def test_the_model_answer_is_accepted_also_as_typed_into_the_chapter(capsys):
     assert check_admit(serving_answers.admit) is True
-    assert capsys.readouterr().out == "admit: correct (7 cases).\n"
+    assert re.fullmatch(r"admit: correct \(\d+ cases\)\.\n", capsys.readouterr().out)
     import inspect
 
     namespace = {}  # the solvability test puts this source in place of the chapter's stub
@@ -153,7 +154,49 @@ def test_checker_texts_speak_korean_in_the_glossarys_terms(monkeypatch, capsys):
     assert [(m.ko[:30], v) for m in hints for v in glossary.variants(m.ko)] == []
     monkeypatch.setenv("PAGED_LANG", "ko")
     assert check_admit(admit) is True
-    assert capsys.readouterr().out == "admit: 정답입니다 (사례 7개).\n"
+    assert re.fullmatch(r"admit: 정답입니다 \(사례 \d+개\)\.\n", capsys.readouterr().out)
     assert check_admit(WRONG["first come, first served"]) is False
     out = capsys.readouterr().out
     assert "아직 아닙니다" in out and "  힌트: 수락은 선착순입니다." in out, out
+
+
+def admit_by_id_order(waiting, free_blocks, block_size, watermark_blocks):
+    """Right but for the order: serves the queue sorted by id, not in arrival order."""
+    return admit(sorted(waiting, key=lambda w: str(w[0])), free_blocks, block_size,
+                 watermark_blocks)
+
+
+def admit_popping(waiting, free_blocks, block_size, watermark_blocks):
+    """Right answer, but it empties the caller's queue as it goes."""
+    out = admit(list(waiting), free_blocks, block_size, watermark_blocks)
+    del waiting[: len(out)]
+    return out
+
+
+def admit_by_the_scheduler(waiting, free_blocks, block_size, watermark_blocks):
+    requests = [Request(i, prompt_len=p, output_len=n) for i, (_, p, n) in enumerate(waiting)]
+    s = Scheduler(requests, "paged", kv_slots=free_blocks * block_size, block_size=block_size,
+                  watermark=(watermark_blocks + 0.5) / free_blocks)  # fmt: skip
+    return [waiting[i][0] for i in s.step().admitted]
+
+
+@pytest.mark.parametrize(("learner", "phrase"), [
+    (admit_by_id_order, "you returned"),
+    (admit_popping, "changed its argument `waiting`"),
+    (admit_by_the_scheduler, "calls Scheduler.step"),
+])  # fmt: skip
+def test_id_order_a_mutated_queue_and_the_scheduler_itself_are_rejected(learner, phrase, capsys):
+    assert check_admit(learner) is False
+    out = capsys.readouterr().out
+    assert out.startswith("admit: not quite") and phrase in out, out
+
+
+def test_a_failing_random_case_names_its_seed_and_the_seed_repeats_it(capsys):
+    for seed in range(1, 30):  # the fixed cases pass; some seed draws a case that does not
+        if not check_admit(admit_by_id_order, seed=seed):
+            break
+    out = capsys.readouterr().out
+    assert f"seed={seed}" in out.splitlines()[-1], out
+    check_admit(admit_by_id_order, seed=seed)
+    assert capsys.readouterr().out.splitlines()[0] == [ln for ln in out.splitlines()
+                                                       if ln.startswith("admit:")][-1]

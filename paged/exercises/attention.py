@@ -8,7 +8,8 @@ outputs are the same reference over each partition of the sequence).
 from __future__ import annotations
 
 from ..text import msg
-from .core import by_case, run_cases, short
+from .contract import tensor_of
+from .core import NUM_RANDOM, by_case, run_cases, short
 
 __all__ = [
     "check_gather",
@@ -42,7 +43,10 @@ def _show_rows(value) -> str:
 
     if not isinstance(value, torch.Tensor) or value.dim() != 3 or not value.is_floating_point():
         return short(value)
-    slots = value[:, 0, 0].floor().long().tolist() if value.numel() else []
+    first = value[:, 0, 0].double()
+    if not bool((first == first.floor()).all()):  # random data, not the address cache
+        return f"shape {tuple(value.shape)}, {value.dtype}, {short(value, 80)}"
+    slots = first.long().tolist() if value.numel() else []
     return f"shape {tuple(value.shape)}, rows from slots {short(slots, 100)}"
 
 
@@ -78,7 +82,32 @@ _GATHER_MISTAKES = (
 )  # fmt: skip
 
 
-def check_gather(fn) -> bool:
+def _random_gathers(rng):
+    """Random caches (non-integer data, float32/16, bf16), shuffled tables, edge lengths."""
+    import torch
+
+    from ..attention.reference import gather_kv
+
+    pairs = []
+    for _ in range(NUM_RANDOM // 2):
+        bs = rng.choice((1, 1, 2, 4, 16, 32))
+        width = rng.randint(1, 6)
+        n = max(0, rng.randint(0, width) * bs + rng.choice((-1, 0, 0, 1, rng.randint(0, bs))))
+        n = min(n, width * bs)
+        num_blocks = width + rng.randint(0, 3)
+        g = torch.Generator().manual_seed(rng.randint(0, 10**6))
+        dtype = rng.choice((torch.float32, torch.float32, torch.float16, torch.bfloat16))
+        heads, dim = rng.choice(((1, 1), (2, 3), (4, 8)))
+        cache = torch.randn(num_blocks, bs, heads, dim, generator=g).to(dtype)
+        used = -(-n // bs)
+        row = torch.full((width + rng.randint(0, 2),), -1,
+                         dtype=rng.choice((torch.int32, torch.int64)))  # fmt: skip
+        row[:used] = torch.randperm(num_blocks, generator=g)[:used].to(row.dtype)
+        pairs.append(((cache, row, n), gather_kv(cache, row, n)))
+    return pairs
+
+
+def check_gather(fn, seed: int | None = None) -> bool:
     """fn(cache, block_table_row, seq_len) -> (seq_len, num_kv_heads, head_dim), logical order.
 
     Chapter 5: a sequence's K (or V) read through its block table (entries past its last block
@@ -86,17 +115,25 @@ def check_gather(fn) -> bool:
     """
     import torch
 
-    from ..attention.reference import gather_kv
+    from ..attention import reference
 
-    def same(got, want):
-        return isinstance(got, torch.Tensor) and got.shape == want.shape and torch.equal(got, want)
+    gather_kv = reference.gather_kv
+
+    def same(got, want):  # exact: a gather moves numbers, it computes none
+        return (isinstance(got, torch.Tensor) and got.shape == want.shape
+                and torch.equal(got.to(want.dtype), want))  # fmt: skip
 
     def describe(args):
         cache, row, n = args
         return f"block_size {cache.shape[1]}, block_table row {row.tolist()}, seq_len {n}"
 
     return run_cases("gather", fn, _gather_cases(), gather_kv, _GATHER_MISTAKES, same=same,
-                     describe=describe, show=_show_rows)  # fmt: skip
+                     describe=describe, show=_show_rows, draw=_random_gathers, seed=seed,
+                     params=("cache", "block_table_row", "seq_len"),
+                     forbid=[("paged.gather_kv", gather_kv),
+                             ("paged.attention.gather_kv_batched", reference.gather_kv_batched),
+                             ("paged.paged_attention_ref", reference.paged_attention_ref)],
+                     contract=lambda got, args: tensor_of(args[0].dtype)(got))  # fmt: skip
 
 
 # (seed, number of scores, offset of the scores, partition cuts): the last case has scores, and
@@ -111,16 +148,24 @@ _MERGE_CASES = (
 _HEAD_DIM = 4
 
 
-def _merge_pairs():
-    """(parts, answer): partial outputs and lse per partition; the answer, the whole sequence."""
+def _merge_pairs(cases=_MERGE_CASES):
+    """(parts, answer): partial outputs and lse per partition; the answer, the whole sequence.
+
+    A case is (seed, number of scores, offset, cuts) or (seed, n, offsets per partition, cuts).
+    """
     import torch
 
     from ..attention.reference import paged_attention_ref
 
     pairs = []
-    for seed, n, offset, cuts in _MERGE_CASES:
+    for seed, n, offset, cuts in cases:
         g = torch.Generator().manual_seed(seed)
-        scores = offset + 2.0 * torch.randn(n, generator=g)
+        scores = 2.0 * torch.randn(n, generator=g)
+        if isinstance(offset, tuple):  # partitions far apart: their lse spread by >= 100
+            for lo, hi, shift in zip(cuts, cuts[1:], offset, strict=False):
+                scores[lo:hi] += shift
+        else:
+            scores += offset
         k = torch.randn(n, 1, 1, _HEAD_DIM, generator=g)  # block size 1: block t holds token t
         k[:, 0, 0, 0] = scores  # with q = (1, 0, 0, 0) and scale 1, token t scores scores[t]
         v = torch.randn(n, 1, 1, _HEAD_DIM, generator=g)
@@ -138,6 +183,25 @@ def _merge_pairs():
             parts.append((attend(range(lo, hi)), lse))
         pairs.append((parts, attend(range(n))))
     return pairs
+
+
+def _random_merges(rng):
+    """Scores far from 0 (|x| >= 1000), partitions whose lse lie 100 to 2000 apart, all-negative
+    ones, empty and one-token partitions."""
+    cases = []
+    for _ in range(NUM_RANDOM // 4):
+        num_parts = rng.choice((1, 2, 3, 4))
+        cuts = sorted(rng.randint(0, 16) for _ in range(num_parts - 1))
+        n = max([16, *cuts])
+        cuts = [0, *cuts, n]
+        if rng.random() < 0.3:
+            offset = rng.choice((0.0, 1000.0, -1000.0, 5000.0, -3000.0))
+        else:
+            base = rng.choice((0.0, 1000.0, -1500.0))
+            offset = tuple(base + rng.choice((-1, 1)) * rng.choice((0.0, 150.0, 800.0, 2000.0))
+                           for _ in range(num_parts))  # fmt: skip
+        cases.append((rng.randint(0, 10**6), n, offset, tuple(cuts)))
+    return [((parts,), want) for parts, want in _merge_pairs(cases)]
 
 
 def _as_tensor(fn, args):
@@ -164,10 +228,23 @@ def _merge_mistakes():
         return max(float(lse) for _, lse in parts)
 
     no_max = msg(
-        "exp(lse) overflows once the log-sum-exps are in the hundreds (here exp(850) is inf, "
-        "and inf / inf is NaN): subtract the largest lse from every lse before exp().",
-        "log-sum-exp가 수백이 되면 exp(lse)가 넘칩니다(여기서 exp(850)은 inf이고, inf / inf는 "
-        "NaN입니다). exp() 전에 모든 lse에서 가장 큰 lse를 빼세요.")
+        "NaN once the log-sum-exps are far from 0: exp(850) is inf (even in float64, which "
+        "ends near exp(709)), exp(-1000) is 0, and inf / inf or 0 / 0 is NaN.",
+        "log-sum-exp가 0에서 멀어지면 NaN이 나옵니다. exp(850)은 inf이고(float64도 exp(709) "
+        "근처가 끝입니다), exp(-1000)은 0이며, inf / inf나 0 / 0은 NaN입니다.")
+    not_largest = msg(
+        "NaN or inf when the partitions' log-sum-exps lie hundreds apart: what you subtract "
+        "before exp() still leaves some exponent above what a float holds.",
+        "파티션들의 log-sum-exp가 수백씩 떨어져 있으면 NaN이나 inf가 나옵니다. exp() 전에 빼는 "
+        "값을 빼고도 어떤 지수는 여전히 부동소수점이 담을 수 있는 범위를 넘습니다.")
+
+    def minus(parts, c):
+        return weighted(parts, [math.exp(float(lse) - c) if float(lse) - c < 709 else math.inf
+                                for _, lse in parts])  # fmt: skip
+
+    def finite_mean(parts):
+        lses = [float(lse) for _, lse in parts if math.isfinite(float(lse))]
+        return sum(lses) / len(lses)
     return (
         (lambda parts: sum(o for o, _ in parts) / len(parts), msg(
             "you averaged the partitions equally; each one counts by its share of the softmax "
@@ -183,6 +260,8 @@ def _merge_mistakes():
         (lambda parts: weighted(parts, [math.exp(lse) for _, lse in parts]), no_max),
         (lambda parts: weighted(parts, [(lse - torch.stack([x for _, x in parts]).exp().sum()
                                          .log()).exp() for _, lse in parts], False), no_max),
+        (lambda parts: minus(parts, float(parts[0][1])), not_largest),
+        (lambda parts: minus(parts, finite_mean(parts)), not_largest),
         (lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
          msg("your weights do not add up to 1: divide by their sum.",
              "가중치의 합이 1이 아닙니다. 가중치의 합으로 나누세요.")),
@@ -192,7 +271,53 @@ def _merge_mistakes():
     )  # fmt: skip
 
 
-def check_merge_partitions(fn) -> bool:
+def _nan_where_finite(triples) -> bool:
+    import torch
+
+    from .core import Raised
+
+    def overflowed(g):
+        if isinstance(g, Raised):
+            return isinstance(g.error, OverflowError | ZeroDivisionError)
+        return isinstance(g, torch.Tensor) and not bool(torch.isfinite(g).all())
+
+    return all(overflowed(g) and bool(torch.isfinite(w).all()) for g, w, _ in triples)
+
+
+def _constant_factor(triples) -> bool:
+    import torch
+
+    for g, w, _ in triples:
+        if not isinstance(g, torch.Tensor) or g.shape != w.shape:
+            return False
+        ratio = g.double() / w.double()
+        if not bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3)):
+            return False
+    return True
+
+
+_MERGE_SYMPTOMS = (
+    (_nan_where_finite, msg(
+        "NaN, inf or an overflow where the answer is finite: it appears on cases whose "
+        "log-sum-exps are far from 0 (|lse| of several hundred or more), far apart, or -inf "
+        "(an empty partition).",
+        "답이 유한한데 NaN이나 inf, 또는 오버플로가 나왔습니다. log-sum-exp가 0에서 멀거나"
+        "(|lse|가 수백 이상) 서로 멀리 떨어졌거나 -inf인(빈 파티션) 사례에서 나타납니다.")),
+    (_constant_factor, msg(
+        "off by a constant factor in each case: every number of your output is the answer times "
+        "the same amount.",
+        "사례마다 상수배만큼 어긋납니다. 출력의 모든 숫자가 답에 같은 값을 곱한 것입니다.")),
+)  # fmt: skip
+
+
+def _merged_dtype(raw, args):
+    """A tensor keeps the partial outputs' dtype (a list of numbers will do)."""
+    import torch
+
+    return tensor_of(args[0][0][0].dtype)(raw) if isinstance(raw, torch.Tensor) else None
+
+
+def check_merge_partitions(fn, seed: int | None = None) -> bool:
     """fn(list of (partial_out, lse)) -> the merged output (split-K, chapter 7).
 
     Each partition's partial_out is the softmax-weighted sum of V over its tokens, (head_dim,),
@@ -211,6 +336,11 @@ def check_merge_partitions(fn) -> bool:
         lses = ", ".join(f"{float(lse):.2f}" for _, lse in args[0])
         return f"{len(args[0])} partitions with lse [{lses}]"
 
+    from ..attention import reference
+
     return run_cases("merge_partitions", fn, cases, truth, _merge_mistakes(), same=same,
-                     describe=describe, observe=_as_tensor, show=short)  # fmt: skip
+                     describe=describe, observe=_as_tensor, show=short, draw=_random_merges,
+                     seed=seed, params=("parts",), contract=_merged_dtype,
+                     forbid=[("paged.paged_attention_ref", reference.paged_attention_ref)],
+                     symptoms=_MERGE_SYMPTOMS)  # fmt: skip
 

@@ -8,9 +8,43 @@ takes the block the allocator would take.
 
 from __future__ import annotations
 
-from ..paging import PagedAllocator
+from ..paging import PagedAllocator, num_blocks_for
 from ..text import msg
-from .core import by_case, named, run_cases
+from .contract import integer
+from .core import NUM_RANDOM, by_case, draws, run_cases
+
+# While the learner's function runs, the allocator's own answers raise (guard.forbidden).
+FORBID = [("PagedAllocator.slot", PagedAllocator.slot),
+          ("PagedAllocator.slot_mapping", PagedAllocator.slot_mapping),
+          ("PagedAllocator.append", PagedAllocator.append),
+          ("PagedAllocator.allocate", PagedAllocator.allocate),
+          ("paged.paging.num_blocks_for", num_blocks_for)]  # fmt: skip
+
+
+def block_size_for(rng) -> int:
+    """Block sizes biased to the edges: 1, small, a power of two, large."""
+    return rng.choice((1, 1, 2, 3, 4, 16, 32, 256))
+
+
+def random_state(rng, seq="s", others=True):
+    """(num_blocks, block_size, seed, ops): `seq` and a few other sequences, some freed.
+
+    Biased to block boundaries (a length on, just below and above a multiple of the block
+    size, 0 tokens) and to the last free block (a pool with exactly one left, or none).
+    """
+    bs = block_size_for(rng)
+    k = rng.randint(0, 4)
+    n = max(0, k * bs + rng.choice((-1, 0, 0, 1, rng.randint(0, bs))))
+    ops, held = [], num_blocks_for(n, bs)
+    for i in range(rng.randint(0, 3) if others else 0):
+        m = rng.randint(0, 3 * bs)
+        ops.append(("allocate", f"x{i}", m))
+        held += num_blocks_for(m, bs)
+    ops.insert(rng.randint(0, len(ops)), ("allocate", seq, n))
+    frees = [op[1] for op in ops if op[1] != seq and rng.random() < 0.5]
+    ops += [("free", x) for x in frees]
+    num_blocks = held + rng.choice((0, 1, 1, 2, 5))  # the last free block, or none
+    return max(1, num_blocks), bs, rng.randint(0, 10**6), ops
 
 __all__ = [
     "check_append_slot",
@@ -32,7 +66,18 @@ def free_list(a: PagedAllocator) -> list[int]:
     return list(reversed(a.free_block_ids))
 
 
-def check_slot(fn) -> bool:
+def _slot_pairs(rng):
+    pairs = []
+    for _ in range(NUM_RANDOM // 4):
+        num_blocks, bs, seed, ops = random_state(rng)
+        a = replay(num_blocks, bs, ops, seed)
+        n = a.num_tokens("s")
+        for p in {0, n - 1, rng.randint(0, max(0, n - 1)), min(bs, n - 1)} if n else ():
+            pairs.append(((a.block_table("s"), bs, p), a.slot("s", p)))
+    return pairs
+
+
+def check_slot(fn, seed: int | None = None) -> bool:
     """fn(block_table, block_size, position) -> flat slot index of that token (chapter 3)."""
     pairs = []
     for num_blocks, block_size, seed, num_tokens, positions in (
@@ -63,11 +108,12 @@ def check_slot(fn) -> bool:
             "블록 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다. 토큰의 논리 "
             "블록 번호로 찾으세요.")),
     )  # fmt: skip
-    return run_cases("slot", fn, cases, truth, mistakes,
-                     describe=named("block_table", "block_size", "position"))  # fmt: skip
+    return run_cases("slot", fn, cases, truth, mistakes, draw=_slot_pairs, seed=seed,
+                     params=("block_table", "block_size", "position"), forbid=FORBID,
+                     contract=lambda got, args: integer(got))  # fmt: skip
 
 
-def check_wasted_slots(fn) -> bool:
+def check_wasted_slots(fn, seed: int | None = None) -> bool:
     """fn(num_tokens, block_size) -> empty slots in the sequence's last block (chapter 3)."""
     cases = [(0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)]
 
@@ -90,8 +136,14 @@ def check_wasted_slots(fn) -> bool:
             "are wasted.",
             "시퀀스가 가진 슬롯 전체를 반환했습니다. 낭비는 마지막 블록의 빈 슬롯뿐입니다.")),
     )  # fmt: skip
-    return run_cases("wasted_slots", fn, cases, truth, mistakes,
-                     describe=named("num_tokens", "block_size"))  # fmt: skip
+
+    def generate(rng):
+        bs = block_size_for(rng)
+        return max(0, rng.randint(0, 5) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs)))), bs
+
+    return run_cases("wasted_slots", fn, cases, truth, mistakes, draw=draws(generate, truth),
+                     seed=seed, params=("num_tokens", "block_size"), forbid=FORBID,
+                     contract=lambda got, args: integer(got))  # fmt: skip
 
 
 # (num_blocks, block_size, seed, ops): the sequence "s" gets one more token.
@@ -107,15 +159,26 @@ _APPEND_STATES = (
 )
 
 
+def _append_pair(num_blocks, block_size, seed, ops):
+    """(case, answer): the answer is what PagedAllocator.append does to the state."""
+    a = replay(num_blocks, block_size, ops, seed)
+    n = a.num_tokens("s")
+    case = (a.block_table("s"), n, block_size, free_list(a))
+    a.append("s", 1)
+    return case, (a.slot("s", n), a.block_table("s"), free_list(a))
+
+
 def _append_pairs():
-    """(case, answer) per state: the answer is what PagedAllocator.append does to it."""
+    return [_append_pair(*state) for state in _APPEND_STATES]
+
+
+def _random_appends(rng):
     pairs = []
-    for num_blocks, block_size, seed, ops in _APPEND_STATES:
-        a = replay(num_blocks, block_size, ops, seed)
-        n = a.num_tokens("s")
-        case = (a.block_table("s"), n, block_size, free_list(a))
-        a.append("s", 1)
-        pairs.append((case, (a.slot("s", n), a.block_table("s"), free_list(a))))
+    for _ in range(NUM_RANDOM):
+        state = random_state(rng)
+        a = replay(*state[:2], state[3], state[2])
+        if a.blocks_needed_to_append("s") <= a.num_free_blocks:
+            pairs.append(_append_pair(*state))
     return pairs
 
 
@@ -201,7 +264,7 @@ _APPEND_MISTAKES = (
 )  # fmt: skip
 
 
-def check_append_slot(fn) -> bool:
+def check_append_slot(fn, seed: int | None = None) -> bool:
     """fn(table, num_tokens, block_size, free) -> slot of one more token (chapter 3).
 
     Checks the returned slot and what fn did to `table` and `free`: a block is taken with
@@ -210,5 +273,7 @@ def check_append_slot(fn) -> bool:
     """
     cases, truth = by_case(_append_pairs())
     return run_cases("append_slot", fn, cases, truth, _APPEND_MISTAKES,
-                     describe=named("table", "num_tokens", "block_size", "free"),
-                     observe=observe_append, show=show_append)  # fmt: skip
+                     params=("table", "num_tokens", "block_size", "free"),
+                     observe=observe_append, show=show_append, draw=_random_appends, seed=seed,
+                     mutable=("table", "free"), forbid=FORBID,
+                     contract=lambda got, args: integer(got))  # fmt: skip

@@ -1,8 +1,16 @@
 """The checking loop every plain-Python checker shares: cases, known mistakes, friendly verdicts.
 
-`run_cases` calls the learner's function on every hidden case, each call on fresh copies of the
-arguments, and compares what it gives with the library's answer. Its verdicts, in the edition's
-language (`paged.text`):
+`run_cases` calls the learner's function on the checker's fixed teaching cases and on random
+cases drawn for this call (`draw(rng)`, seeded: a fresh seed per call, printed with a failing
+random case; `seed=` draws the same ones again), and compares what it gives with the library's
+answer, computed before the call. Around each call:
+- the arguments are the function's own copies, snapshotted before (`contract.snapshot`): an
+  argument the spec does not let it change (`mutable`) must come back as it went in;
+- the library function the exercise asks the learner to write, and the model answers, raise
+  `guard.LibraryCall` (`forbid`);
+- once every value is right, `contract(raw, args)` says whether the answer has the type the
+  spec names (an int, the input's dtype): right values of the wrong type are "not quite" too.
+Its verdicts, in the edition's language (`paged.text`):
 - "correct" when every case agrees;
 - "not yet" while the stub still raises NotImplementedError;
 - "you returned nothing" when it returns None where an answer is due (unless None is a legitimate
@@ -14,15 +22,20 @@ A mistake is a wrong implementation paired with its hint. The hint is printed wh
 implementation reproduces every wrong answer the learner's function gave (the same value, or the
 same kind of exception, on each case it got wrong); one that agrees on every case is preferred.
 So a hint names the slip the learner made, not one that merely collides with it on one case.
+When none does, `symptoms` (predicate over the wrong (got, want, args) triples, hint) may say
+what the output got wrong, never how to fix it.
 """
 
 from __future__ import annotations
 
 import copy
 import operator
+import random
 from dataclasses import dataclass
 
 from ..text import msg
+from .contract import BREAKS, CHANGED, changed, snapshot
+from .guard import CALLED, LibraryCall, answer_targets, forbidden
 
 CORRECT = msg("{name}: correct ({n} cases).", "{name}: 정답입니다 (사례 {n}개).")
 NOT_YET = msg(
@@ -37,13 +50,34 @@ NOTHING = msg(
 )
 NOT_QUITE = msg(
     "{name}: not quite: for {case} you returned {got}, expected {want}.",
-    "{name}: 아직 아닙니다. {case}일 때 {got}을(를) 반환했지만, 기대한 값은 {want}입니다.",
+    "{name}: 아직 아닙니다. {case}일 때 반환값은 {got}, 기대한 값은 {want}입니다.",
 )
 RAISED = msg(
     "{name}: not quite: for {case} your function raised {error}.",
     "{name}: 아직 아닙니다. {case}일 때 함수에서 예외가 발생했습니다: {error}",
 )
 HINT = msg("  hint: {hint}", "  힌트: {hint}")
+RANDOM = msg(
+    "  (a random case: `check_{name}(your_function, seed={seed})` draws the same cases again)",
+    "  (무작위 사례입니다. `check_{name}(your_function, seed={seed})`로 같은 사례를 다시 뽑을 수 "
+    "있습니다)",
+)
+NUM_RANDOM = 40  # random cases per call, besides the fixed ones
+
+
+def fresh_seed(seed: int | None) -> int:
+    """`seed`, or a fresh one for this call (printed with a failing random case)."""
+    return random.SystemRandom().randrange(1, 1_000_000) if seed is None else int(seed)
+
+
+def draws(generate, truth, n: int = NUM_RANDOM):
+    """A `draw` for run_cases: n cases from generate(rng), each with truth(*case) as answer."""
+
+    def draw(rng):
+        cases = [generate(rng) for _ in range(n)]
+        return [(args, truth(*copy.deepcopy(args))) for args in cases]
+
+    return draw
 
 
 @dataclass(frozen=True)
@@ -98,48 +132,100 @@ def run_cases(
     expected,
     mistakes=(),
     same=operator.eq,
-    describe=repr,
+    describe=None,
     *,
     observe=plain,
     show=None,
     none_ok: bool = False,
+    draw=None,
+    seed: int | None = None,
+    params=(),
+    mutable=(),
+    forbid=(),
+    contract=None,
+    symptoms=(),
 ) -> bool:
     """Check fn against `expected` on every case; `mistakes` are (wrong_fn, hint) pairs.
 
     `observe(fn, args)` calls fn and returns (what it returned, what is compared), so a checker
     can compare mutated arguments too; `expected(*args)` gives the compared form directly.
     `same(got, want)` decides equality, `describe(args)` names a case and `show(value)` a value
-    in messages. With `none_ok`, None is an answer like any other.
+    in messages. With `none_ok`, None is an answer like any other. `draw(rng)` gives random
+    (args, answer) pairs; `params` names the arguments, `mutable` those fn may change; `forbid`
+    lists (label, library function) pairs that raise while fn runs; `contract(raw, args)` says
+    why a right value breaks the spec's types, or None (module docstring).
     """
     show = show or short
+    describe = describe or (named(*params) if params else repr)
+    seed = fresh_seed(seed)
+    pairs = [(args, expected(*copy.deepcopy(args))) for args in cases]
+    num_fixed = len(pairs)
+    if draw is not None:
+        pairs += draw(random.Random(seed))
+    targets = [*forbid, *answer_targets()]
     outcomes = []
-    for args in cases:
+    for args, _ in pairs:
+        given, before = copy.deepcopy(args), [snapshot(a) for a in args]
         try:
-            outcomes.append(observe(fn, copy.deepcopy(args)))
+            with forbidden(targets, allow=(fn,)):
+                outcome = observe(fn, given)
         except NotImplementedError:
             print(NOT_YET.format(name=name))
             return False
+        except LibraryCall as exc:
+            print(CALLED.format(name=name, target=exc.target))
+            return False
         except Exception as exc:  # the learner's bug: report it, not a traceback
-            outcomes.append(Raised(exc))
+            outcome = Raised(exc)
+        if (arg := changed(before, given, params, mutable)) is not None:
+            print(CHANGED.format(name=name, case=describe(args), arg=arg))
+            _random_note(name, seed, len(outcomes), num_fixed)
+            return False
+        outcomes.append(outcome)
+    cases = [args for args, _ in pairs]
+    wants = [want for _, want in pairs]
     got = [o if isinstance(o, Raised) else o[1] for o in outcomes]
-    wants = [expected(*copy.deepcopy(args)) for args in cases]
     wrong = [i for i in range(len(cases)) if not _agree(same, got[i], wants[i])]
     if not wrong:
-        print(CORRECT.format(name=name, n=len(cases)))
-        return True
+        broken = next(((i, why) for i, o in enumerate(outcomes) if contract is not None
+                       and (why := contract(o[0], cases[i]))), None)  # fmt: skip
+        if broken is None:
+            print(CORRECT.format(name=name, n=len(cases)))
+            return True
+        i, why = broken
+        print(BREAKS.format(name=name, case=describe(cases[i]), why=why))
+        _random_note(name, seed, i, num_fixed)
+        return False
     i = wrong[0]
     case = describe(cases[i])
     if isinstance(outcomes[i], Raised):
         print(RAISED.format(name=name, case=case, error=outcomes[i]))
     elif outcomes[i][0] is None and not none_ok:
         print(NOTHING.format(name=name, case=case))
+        _random_note(name, seed, i, num_fixed)
         return False
     else:
         print(NOT_QUITE.format(name=name, case=case, got=show(got[i]), want=show(wants[i])))
+    _random_note(name, seed, i, num_fixed)
     hint = _hint(got, wrong, cases, mistakes, same, observe)
+    if hint is None:
+        triples = [(got[j], wants[j], cases[j]) for j in wrong]
+        hint = next((h for test, h in symptoms if _holds(test, triples)), None)
     if hint is not None:
         print(HINT.format(hint=hint))
     return False
+
+
+def _random_note(name, seed, i, num_fixed):
+    if i >= num_fixed:
+        print(RANDOM.format(name=name, seed=seed))
+
+
+def _holds(test, triples) -> bool:
+    try:
+        return bool(test(triples))
+    except Exception:  # a symptom that cannot read these answers does not hold
+        return False
 
 
 def _agree(same, a, b) -> bool:

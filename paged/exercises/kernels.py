@@ -50,12 +50,12 @@ __all__ = [
 ]
 
 ROW = 8  # the gather's numbers per token (num_kv_heads * head_dim)
-TOKEN = msg("token {pos} holds {got}, expected {want}", "토큰 {pos}에 {got}이(가) 있습니다. "
+TOKEN = msg("token {pos} holds {got}, expected {want}", "토큰 {pos}의 값은 {got}, "
             "기대값은 {want}입니다")  # fmt: skip
 READ_FROM = msg("token {pos} was read from slot {slot} (block {block}, offset {offset}); it lives "
                 "in slot {want} (block {wblock}, offset {woffset})",
-                "토큰 {pos}을(를) 슬롯 {slot}(블록 {block}, 오프셋 {offset})에서 "
-                "읽었습니다. 이 토큰은 슬롯 {want}(블록 {wblock}, 오프셋 {woffset})에 "
+                "토큰 {pos}의 읽은 위치는 슬롯 {slot}(블록 {block}, 오프셋 {offset})이지만, "
+                "이 토큰은 슬롯 {want}(블록 {wblock}, 오프셋 {woffset})에 "
                 "있습니다")  # fmt: skip
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from ..contiguous import ContiguousAllocator
 from ..errors import NoContiguousSpace
 from ..text import msg
-from .core import named, run_cases
+from .contract import optional_integer
+from .core import draws, run_cases
 
 __all__ = ["check_first_fit"]
 
@@ -114,11 +115,32 @@ def _same_answer(got, want) -> bool:
     return (got is None) == (want is None) and (got is None or got == want)
 
 
-def check_first_fit(fn) -> bool:
+def _random_holes(rng):
+    """Holes in address order: none, one, many; sizes equal to a hole, above all, the least.
+
+    Every piece of the arena (hole or used) holds at least 2 slots: the allocator builds it
+    from requests of a 1-token prompt and at least 1 output token.
+    """
+    holes, cursor = [], rng.choice((0, 0, 2, 3))
+    for _ in range(rng.choice((0, 1, 2, 3, 5, 8))):
+        length = rng.choice((2, 3, rng.randint(2, 12), rng.randint(2, 40)))
+        holes.append((cursor, length))
+        cursor += length + rng.randint(2, 6)
+    lengths = [n for _, n in holes] or [2]
+    size = rng.choice((2, rng.choice(lengths), max(lengths), max(lengths) + 1,
+                       rng.randint(2, max(lengths) + 2)))  # fmt: skip
+    return holes, size
+
+
+def check_first_fit(fn, seed: int | None = None) -> bool:
     """fn(holes, size) -> start of the first hole with length >= size, or None (chapter 2).
 
     `holes` lists the free ranges as (start, length), sorted by start. The truth: a
     `ContiguousAllocator` (first-fit placement) whose holes are those, asked to place `size`.
     """
     return run_cases("first_fit", fn, _FIT_CASES, _first_fit_truth, _FIT_MISTAKES,
-                     same=_same_answer, describe=named("holes", "size"), none_ok=True)  # fmt: skip
+                     same=_same_answer, params=("holes", "size"), none_ok=True,
+                     draw=draws(_random_holes, _first_fit_truth), seed=seed,
+                     forbid=[("ContiguousAllocator._first_fit", ContiguousAllocator._first_fit),
+                             ("ContiguousAllocator.allocate", ContiguousAllocator.allocate)],
+                     contract=lambda got, args: optional_integer(got))  # fmt: skip

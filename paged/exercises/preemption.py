@@ -18,7 +18,28 @@ from ..preemption_cost import CostModel
 from ..scheduler import Scheduler
 from ..text import msg
 from ..workloads import Request
-from .core import by_case, named, run_cases, same_sequence
+from .contract import real
+from .core import NUM_RANDOM, by_case, draws, run_cases, same_sequence
+
+
+def request_ids(rng, n: int) -> list:
+    """n distinct ids in an arrival order that is neither alphabetical nor numeric (n >= 3).
+
+    Ids are strings ("q7", "b12") or ints, so that "the latest" can never be told from the ids.
+    """
+    while True:
+        if rng.random() < 0.3:
+            ids = rng.sample(range(1, 60), n)
+        else:
+            ids = list(dict.fromkeys(f"{rng.choice('abcdkmqrtxz')}{rng.randint(1, 40)}"
+                                     for _ in range(3 * n)))[:n]  # fmt: skip
+        if len(ids) < n:
+            continue
+        numeric = [int(str(x).lstrip("abcdkmqrtxz")) for x in ids]
+        orders = (sorted(ids, key=str), sorted(ids, key=str, reverse=True),
+                  [x for _, x in sorted(zip(numeric, ids, strict=True))])
+        if n < 3 or all(list(o) != ids and list(o)[::-1] != ids for o in orders):
+            return ids
 
 __all__ = [
     "check_pick_victims",
@@ -35,6 +56,22 @@ _VICTIM_CASES = (
     (4, [("A", 2, 0), ("B", 1, 0), ("C", 1, 1)], 0),  # C, the latest, preempts itself
     (1, [("A", 3, 1), ("B", 2, 1), ("C", 4, 1), ("D", 1, 1), ("E", 2, 1)], 2),  # block size 1
 )
+
+
+def _random_victims(rng):
+    pairs = []
+    for _ in range(NUM_RANDOM // 2):
+        n = rng.choice((1, 2, 3, 4, 6))
+        ids = request_ids(rng, n)
+        bs = rng.choice((1, 2, 4, 16))
+        running = [(r, rng.choice((1, 1, 2, rng.randint(1, 6))),  # block size 1: always 1
+                    1 if bs == 1 else rng.choice((0, 1, 1))) for r in ids]  # fmt: skip
+        free = rng.choice((0, 0, 1, 2, rng.randint(0, n)))
+        try:
+            pairs.append(_victims_pair(bs, running, free))
+        except (ValueError, AssertionError):  # a request the pool cannot hold: draw another
+            continue
+    return pairs
 
 
 def _victims_pair(block_size, running, free_blocks):
@@ -109,7 +146,7 @@ _VICTIM_MISTAKES = (
 )  # fmt: skip
 
 
-def check_pick_victims(fn) -> bool:
+def check_pick_victims(fn, seed: int | None = None) -> bool:
     """fn(running, blocks_needed, free_blocks, blocks_held) -> preempted req_ids, in order.
 
     One decode step (chapter 9): `running` lists request ids in arrival order; each, in turn,
@@ -119,12 +156,13 @@ def check_pick_victims(fn) -> bool:
     """
     cases, truth = by_case([_victims_pair(*c) for c in _VICTIM_CASES])
 
-    describe = named("running", "blocks_needed", "free_blocks", "blocks_held")
     return run_cases("pick_victims", fn, cases, truth, _VICTIM_MISTAKES, same=same_sequence,
-                     describe=describe)  # fmt: skip
+                     params=("running", "blocks_needed", "free_blocks", "blocks_held"),
+                     draw=_random_victims, seed=seed,
+                     forbid=[("Scheduler.step", Scheduler.step)])  # fmt: skip
 
 
-def check_swap_time(fn) -> bool:
+def check_swap_time(fn, seed: int | None = None) -> bool:
     """fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s) -> seconds.
 
     Chapter 9's cost model: one transfer per block, per layer, for K and for V; each costs a
@@ -159,9 +197,18 @@ def check_swap_time(fn) -> bool:
             "건너고, 전송마다 치르는 것은 지연 시간뿐입니다.")),
     ]  # fmt: skip
 
-    def same(got, want):
-        return isinstance(got, int | float) and math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-15)
+    def same(got, want):  # NumPy float32 and friends will do: float32 holds ~7 digits
+        return real(got) is None and math.isclose(float(got), want, rel_tol=2e-6, abs_tol=1e-15)
+
+    def generate(rng):
+        return (rng.choice((0, 1, 2, rng.randint(1, 5000))), rng.choice((1, 16, 256)),
+                rng.choice((1, 2048, 819_200, rng.randint(1, 10**6))), rng.choice((1, 2, 80)),
+                rng.choice((1e6, 25e9, 64e9, rng.uniform(1e8, 1e11))),
+                rng.choice((1e-9, 1e-6, 10e-6, 1e-3, rng.uniform(1e-7, 1e-4))))  # fmt: skip
 
     return run_cases("swap_time", fn, cases, truth, mistakes, same=same,
-                     describe=named("num_blocks", "block_size", "bytes_per_token", "num_layers",
-                                    "bytes_per_s", "latency_s"))  # fmt: skip
+                     draw=draws(generate, truth), seed=seed,
+                     params=("num_blocks", "block_size", "bytes_per_token", "num_layers",
+                             "bytes_per_s", "latency_s"),
+                     forbid=[("CostModel.swap_time", CostModel.swap_time),
+                             ("CostModel.transfers", CostModel.transfers)])  # fmt: skip

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ..scheduler import Scheduler
 from ..text import msg
 from ..workloads import Request
-from .core import by_case, named, run_cases, same_sequence
+from .core import NUM_RANDOM, by_case, run_cases, same_sequence
+from .preemption import request_ids
 
 __all__ = ["check_admit"]
 
@@ -101,7 +102,27 @@ _ADMIT_MISTAKES = (
 )  # fmt: skip
 
 
-def check_admit(fn) -> bool:
+def _random_admits(rng):
+    pairs = []
+    for _ in range(NUM_RANDOM // 2):
+        bs = rng.choice((1, 2, 4, 16))
+        free = rng.choice((1, 2, 5, 12, 40))
+        n = rng.choice((0, 1, 3, 4, 6))
+        ids = request_ids(rng, n) if n else []
+        waiting = []
+        for r in ids:  # each fits the empty pool at its final length
+            final = rng.randint(2, max(2, free * bs))
+            p = rng.choice((1, bs, max(1, final - 1), rng.randint(1, final - 1)))
+            waiting.append((r, min(p, final - 1), final - min(p, final - 1)))
+        wm = rng.choice((0, 0, 1, 2)) if free > 4 else 0
+        try:
+            pairs.append(_admit_pair(bs, free, wm, waiting))
+        except (ValueError, AssertionError):  # a pool the scheduler refuses: draw another
+            continue
+    return pairs
+
+
+def check_admit(fn, seed: int | None = None) -> bool:
     """fn(waiting, free_blocks, block_size, watermark_blocks) -> admitted req_ids, in order.
 
     One step's admission under paging (chapter 10): `waiting` lists (req_id, prompt_len,
@@ -111,6 +132,7 @@ def check_admit(fn) -> bool:
     """
     cases, truth = by_case([_admit_pair(*c) for c in _ADMIT_CASES])
 
-    describe = named("waiting", "free_blocks", "block_size", "watermark_blocks")
     return run_cases("admit", fn, cases, truth, _ADMIT_MISTAKES, same=same_sequence,
-                     describe=describe)  # fmt: skip
+                     params=("waiting", "free_blocks", "block_size", "watermark_blocks"),
+                     draw=_random_admits, seed=seed,
+                     forbid=[("Scheduler.step", Scheduler.step)])  # fmt: skip

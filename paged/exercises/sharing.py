@@ -7,10 +7,12 @@ appending and freeing, and the answer is what `append` (with its copy-on-write) 
 from __future__ import annotations
 
 from ..experiments import blocks_held_by_samples
+from ..paging import PagedAllocator
 from ..text import msg
 from ..workloads import Request
-from .blocks import free_list, replay
-from .core import by_case, named, run_cases
+from .blocks import FORBID, block_size_for, free_list, replay
+from .contract import integer, optional_integer
+from .core import NUM_RANDOM, by_case, draws, run_cases
 
 __all__ = [
     "check_blocks_after_fork",
@@ -18,7 +20,7 @@ __all__ = [
 ]
 
 
-def check_blocks_after_fork(fn) -> bool:
+def check_blocks_after_fork(fn, seed: int | None = None) -> bool:
     """fn(prompt_len, num_samples, block_size) -> blocks in use once every sample wrote 1 token.
 
     The prompt is prefilled, forked into num_samples samples and dropped; then each sample
@@ -51,8 +53,19 @@ def check_blocks_after_fork(fn) -> bool:
             "every sample writes its own token, so each one needs a last block of its own.",
             "샘플마다 자기 토큰을 쓰므로, 샘플마다 자기만의 마지막 블록이 필요합니다.")),
     ]  # fmt: skip
+
+    def generate(rng):
+        bs = block_size_for(rng)
+        p = max(1, rng.randint(0, 4) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
+        return p, rng.choice((1, 2, 3, rng.randint(1, 9))), bs
+
     return run_cases("blocks_after_fork", fn, cases, truth, mistakes,
-                     describe=named("prompt_len", "num_samples", "block_size"))  # fmt: skip
+                     draw=draws(generate, truth), seed=seed,
+                     params=("prompt_len", "num_samples", "block_size"),
+                     forbid=[*FORBID, ("paged.experiments.blocks_held_by_samples",
+                                       blocks_held_by_samples),
+                             ("PagedAllocator.fork", PagedAllocator.fork)],
+                     contract=lambda got, args: integer(got))  # fmt: skip
 
 
 # (num_blocks, block_size, seed, ops, seq): `seq` writes one more token.
@@ -73,16 +86,42 @@ def _refs(a) -> dict[int, int]:
     return {b: a.ref_count(b) for b in range(a.num_blocks) if a.ref_count(b)}
 
 
+def _write_pair(num_blocks, block_size, seed, ops, seq):
+    """(case, answer): the answer is what PagedAllocator.append does to the state."""
+    a = replay(num_blocks, block_size, ops, seed)
+    n = a.num_tokens(seq)
+    case = (a.block_table(seq), n, block_size, free_list(a), _refs(a))
+    copies = a.append(seq, 1)
+    ret = (a.slot(seq, n), copies[0] if copies else None)
+    return case, (ret, a.block_table(seq), free_list(a), _refs(a))
+
+
 def _write_pairs():
-    """(case, answer) per state: the answer is what PagedAllocator.append does to it."""
+    return [_write_pair(*state) for state in _WRITE_STATES]
+
+
+def _random_writes(rng):
+    """States with forks (two or three holders of a block), frees, appends after a fork."""
     pairs = []
-    for num_blocks, block_size, seed, ops, seq in _WRITE_STATES:
-        a = replay(num_blocks, block_size, ops, seed)
-        n = a.num_tokens(seq)
-        case = (a.block_table(seq), n, block_size, free_list(a), _refs(a))
-        copies = a.append(seq, 1)
-        ret = (a.slot(seq, n), copies[0] if copies else None)
-        pairs.append((case, (ret, a.block_table(seq), free_list(a), _refs(a))))
+    for _ in range(NUM_RANDOM):
+        bs = block_size_for(rng)
+        n = max(0, rng.randint(0, 3) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
+        ops = [("allocate", "A", n)]
+        for child in ("B", "C")[: rng.randint(0, 2)]:
+            ops.append(("fork", "A", child))
+        holders = ["A", *(op[2] for op in ops if op[0] == "fork")]
+        if len(holders) > 1 and rng.random() < 0.3:
+            ops.append(("append", rng.choice(holders[1:]), 1))
+        seq = rng.choice(holders)
+        need = len(holders) * (n // bs + 3)
+        num_blocks = need + rng.choice((0, 1, 2))
+        try:
+            a = replay(num_blocks, bs, ops, 0)
+        except Exception:  # not enough blocks for this draw: draw again later
+            continue
+        if a.blocks_needed_to_append(seq) > a.num_free_blocks:
+            continue
+        pairs.append(_write_pair(num_blocks, bs, rng.randint(0, 10**6), ops, seq))
     return pairs
 
 
@@ -91,8 +130,8 @@ def observe_write(fn, args):
     table, _, _, free, refs = args
     raw = fn(*args)
     ret = raw
-    if isinstance(raw, tuple | list) and len(raw) == 2 and isinstance(raw[1], tuple | list):
-        ret = (raw[0], tuple(raw[1]))  # a list [old, new] will do
+    if isinstance(raw, tuple | list) and len(raw) == 2:  # a list [slot, [old, new]] will do
+        ret = (raw[0], tuple(raw[1]) if isinstance(raw[1], tuple | list) else raw[1])
     counts = {b: c for b, c in refs.items() if c} if isinstance(refs, dict) else refs
     return raw, (ret, list(table), list(free), counts)
 
@@ -165,7 +204,13 @@ _WRITE_MISTAKES = (
 )  # fmt: skip
 
 
-def check_write_slot(fn) -> bool:
+def _write_types(raw, args):
+    slot, copied = raw
+    return integer(slot) or (None if copied is None else next(
+        (why for b in copied if (why := optional_integer(b))), None))
+
+
+def check_write_slot(fn, seed: int | None = None) -> bool:
     """fn(table, num_tokens, block_size, free, refs) -> (slot, None) or (slot, (old, new)).
 
     Chapter 8's append with copy-on-write: checks the returned pair and what fn did to `table`,
@@ -173,5 +218,7 @@ def check_write_slot(fn) -> bool:
     """
     cases, truth = by_case(_write_pairs())
     return run_cases("write_slot", fn, cases, truth, _WRITE_MISTAKES,
-                     describe=named("table", "num_tokens", "block_size", "free", "refs"),
-                     observe=observe_write, show=show_write)  # fmt: skip
+                     params=("table", "num_tokens", "block_size", "free", "refs"),
+                     observe=observe_write, show=show_write, draw=_random_writes, seed=seed,
+                     mutable=("table", "free", "refs"), contract=_write_types,
+                     forbid=[*FORBID, ("PagedAllocator.fork", PagedAllocator.fork)])  # fmt: skip

@@ -13,7 +13,13 @@ from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import CATEGORIES, simulate
 from ..text import msg
 from ..workloads import Request, sharegpt_like
-from .core import by_case, named, run_cases
+from .contract import integer, real
+from .core import by_case, draws, run_cases
+
+
+def _edge(rng, values, lo, hi):
+    """One of the edge `values` half of the time, else uniform in [lo, hi]."""
+    return rng.choice(values) if rng.random() < 0.5 else rng.randint(lo, hi)
 
 __all__ = [
     "check_breakdown",
@@ -22,7 +28,7 @@ __all__ = [
 ]
 
 
-def check_bytes_per_token(fn) -> bool:
+def check_bytes_per_token(fn, seed: int | None = None) -> bool:
     """fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1)."""
     cases = [(s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()]
     cases += [(1, 1, 1, 1), (3, 5, 7, 1)]
@@ -45,11 +51,19 @@ def check_bytes_per_token(fn) -> bool:
             "dtype_bytes is already in bytes: no factor of 8 for bits.",
             "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.")),
     ]  # fmt: skip
-    describe = named("num_layers", "num_kv_heads", "head_dim", "dtype_bytes")
-    return run_cases("bytes_per_token", fn, cases, truth, mistakes, describe=describe)
+
+    def generate(rng):
+        return (_edge(rng, (1, 2, 80, 128), 1, 96), _edge(rng, (1, 3, 96), 1, 64),
+                _edge(rng, (1, 64, 128, 256), 1, 300), rng.choice((1, 2, 4, 8)))  # fmt: skip
+
+    return run_cases("bytes_per_token", fn, cases, truth, mistakes, draw=draws(generate, truth),
+                     seed=seed, params=("num_layers", "num_kv_heads", "head_dim", "dtype_bytes"),
+                     forbid=[("paged.bytes_per_token", bytes_per_token),
+                             ("ModelSpec.bytes_per_token", ModelSpec.bytes_per_token)],
+                     contract=lambda got, args: integer(got))  # fmt: skip
 
 
-def check_pow2_reservation(fn) -> bool:
+def check_pow2_reservation(fn, seed: int | None = None) -> bool:
     """fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1)."""
     cases = [(40, 25, 2048), (1, 1, 2048), (10, 64, 2048), (10, 65, 2048), (100, 700, 1000),
              (300, 1500, 2048), (3, 5, 16), (7, 9, 2048)]  # fmt: skip
@@ -86,8 +100,22 @@ def check_pow2_reservation(fn) -> bool:
             "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
             "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).")),
     ]  # fmt: skip
-    return run_cases("pow2_reservation", fn, cases, truth, mistakes,
-                     describe=named("prompt_len", "output_len", "max_seq_len"))  # fmt: skip
+
+    def generate(rng):
+        k = rng.randint(0, 11)  # outputs at, just below and just above a power of two
+        o = max(1, (1 << k) + rng.choice((-1, 0, 0, 1)))
+        p = _edge(rng, (1, 2, 1000), 1, 1500)
+        m = rng.choice((p + o, p + next_pow2(o), p + next_pow2(o) - 1, 2048, 4096,
+                        p + o + rng.randint(0, 3000)))  # fmt: skip
+        return p, o, max(m, p + o)
+
+    return run_cases("pow2_reservation", fn, cases, truth, mistakes, draw=draws(generate, truth),
+                     seed=seed, params=("prompt_len", "output_len", "max_seq_len"),
+                     forbid=[("ContiguousAllocator.reservation", ContiguousAllocator.reservation),
+                             ("ContiguousAllocator.allocation_size",
+                              ContiguousAllocator.allocation_size),
+                             ("paged.contiguous.next_pow2", next_pow2)],
+                     contract=lambda got, args: integer(got))  # fmt: skip
 
 
 # Runs whose traces are the cases: (requests, policy, options); seeded, 7 to about 900 steps.
@@ -101,13 +129,30 @@ _RUNS = (
 )  # fmt: skip
 
 
+def _breakdown_pair(requests, policy, options):
+    """(case, answer) of a run: the case is its trace, the answer `simulate`'s breakdown."""
+    result = simulate(requests, policy, **options)
+    steps = [(s.usage, s.num_waiting, s.num_running) for s in result.trace]
+    return (steps, result.kv_slots), tuple(result.breakdown[c] for c in CATEGORIES)
+
+
 def _breakdown_pairs():
-    """(case, answer) per run: the case is its trace, the answer `simulate`'s breakdown."""
+    return [_breakdown_pair(*run) for run in _RUNS]
+
+
+def _random_runs(rng, n: int = 6):
+    """Small random runs: few or many requests, late arrivals, tight or roomy pools."""
     pairs = []
-    for requests, policy, options in _RUNS:
-        result = simulate(requests, policy, **options)
-        steps = [(s.usage, s.num_waiting, s.num_running) for s in result.trace]
-        pairs.append(((steps, result.kv_slots), tuple(result.breakdown[c] for c in CATEGORIES)))
+    for _ in range(n):
+        requests = [Request(i, rng.randint(1, 12), rng.randint(1, 9),
+                            arrival_time=rng.choice((0, 0, rng.randint(0, 15))))
+                    for i in range(rng.randint(1, 6))]  # fmt: skip
+        policy = rng.choice(("max", "pow2", "paged", "oracle"))
+        options = {"kv_slots": rng.choice((24, 30, 48, 200)), "max_seq_len": 24}
+        if policy == "paged":
+            options = {"kv_slots": rng.choice((24, 32, 64, 256)),
+                       "block_size": rng.choice((1, 4, 8))}
+        pairs.append(_breakdown_pair(requests, policy, options))
     return pairs
 
 
@@ -162,9 +207,14 @@ def _fractions(fn, args):
         return raw, raw
 
 
+def _four_numbers(raw, args):
+    values = list(raw.values()) if isinstance(raw, dict) else list(raw)
+    return next((why for v in values if (why := real(v))), None)
+
+
 def _same_fractions(got, want) -> bool:
     return isinstance(got, tuple) and len(got) == 4 and all(
-        math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(g) and math.isnan(w))
+        math.isclose(g, w, rel_tol=1e-6, abs_tol=1e-9) or (math.isnan(g) and math.isnan(w))
         for g, w in zip(got, want, strict=True)
     )
 
@@ -177,7 +227,7 @@ def _describe_run(args) -> str:
     return f"a run of {len(steps)} steps, kv_slots={kv_slots}"
 
 
-def check_breakdown(fn) -> bool:
+def check_breakdown(fn, seed: int | None = None) -> bool:
     """fn(steps, kv_slots) -> 4 fractions; steps = [(usage, num_waiting, num_running)].
 
     Chapter 4's averaging behind every Fig. 2 bar: over the steps in which some request waits,
@@ -186,7 +236,9 @@ def check_breakdown(fn) -> bool:
     """
     cases, truth = by_case(_breakdown_pairs())
     return run_cases("breakdown", fn, cases, truth, _BREAKDOWN_MISTAKES, same=_same_fractions,
-                     describe=_describe_run, observe=_fractions, show=_show_fractions)  # fmt: skip
+                     describe=_describe_run, observe=_fractions, show=_show_fractions,
+                     draw=_random_runs, seed=seed, params=("steps", "kv_slots"),
+                     forbid=[("paged.simulate", simulate)], contract=_four_numbers)  # fmt: skip
 
 
 def _show_fractions(value) -> str:

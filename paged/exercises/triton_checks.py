@@ -41,12 +41,12 @@ NOT_QUITE = msg("{name}: not quite ({where}): {what}", "{name}: 아직 아닙니
 DID_NOT_RUN = msg("{name}: your kernel did not run: {error}",
                   "{name}: 커널이 실행되지 않았습니다: {error}")
 STRAY_LOAD = msg("program {pid} loaded {what} (stray lanes in this case: {count})",
-                 "프로그램 {pid}이(가) {what}을(를) 읽었습니다(이 사례에서 범위를 벗어난 레인: "
+                 "프로그램 {pid}의 읽기 위치: {what}(이 사례에서 범위를 벗어난 레인: "
                  "{count}개)")
 STRAY_STORE = msg("program {pid} wrote {what} (stray lanes in this case: {count})",
-                  "프로그램 {pid}이(가) {what}에 썼습니다(이 사례에서 범위를 벗어난 "
+                  "프로그램 {pid}의 쓰기 위치: {what}(이 사례에서 범위를 벗어난 "
                   "레인: {count}개)")
-AT = msg("{at} holds {got}, expected {want}", "{at}에 {got}이(가) 있습니다. 기대값은 {want}입니다")
+AT = msg("{at} holds {got}, expected {want}", "{at}의 값은 {got}, 기대값은 {want}입니다")
 NEVER = msg("{at} was never written", "{at}에는 아무것도 쓰이지 않았습니다")
 UNMASKED_LOAD = msg(
     "an unmasked load: a tl.load whose mask lets lanes through that belong to nothing (or that "
