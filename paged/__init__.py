@@ -1,7 +1,8 @@
 """paged: a hands-on course library for PagedAttention (Kwon et al., SOSP 2023).
 
 The modules at this level are what the course teaches: `kv` (bytes per token), `workloads`,
-`contiguous` and `paging` (the two allocators), `scheduler` (admission, decode, preemption),
+`contiguous` and `paging` (the two allocators), `pool` (one interface to both), `scheduler`
+(admission, decode, preemption) and `step` (what it hands its caller to compute),
 `simulator` (the scheduler over synthetic workloads), `trace`, `experiments`,
 `preemption_cost`, `facts`. Beside them: `attention/` (reference and Triton kernel), `model/`
 (a real model on the paged cache), `exercises/` (checkers), `viz/` (drawings and widgets) and
@@ -10,13 +11,12 @@ The modules at this level are what the course teaches: `kv` (bytes per token), `
 Data flows one way: workloads -> allocators -> scheduler trace -> drawings and widgets.
 """
 
-from .backend import Backend
 from .contiguous import ContiguousAllocator, Extent, next_pow2
 from .errors import AllocationError, NoContiguousSpace, OutOfBlocks, UnknownSequence
 from .kv import LLAMA_3_8B, OPT_13B, PRESETS, TINY, ModelSpec, bytes_per_token, kv_slots
 from .paging import PagedAllocator, num_blocks_for
 from .scheduler import Scheduler
-from .simulator import SimResult, Simulator, simulate
+from .simulator import SimResult, simulate
 from .trace import CATEGORIES, StepRecord, Usage
 from .workloads import Request, alpaca_like, sharegpt_like
 
@@ -42,7 +42,6 @@ def __getattr__(name):
 __all__ = [
     "AllocationError",
     "AllocatorExplorer",
-    "Backend",
     "BlockSizeExplorer",
     "BlockTableExplorer",
     "CATEGORIES",
@@ -59,7 +58,6 @@ __all__ = [
     "Request",
     "Scheduler",
     "SimResult",
-    "Simulator",
     "StepRecord",
     "TINY",
     "UnknownSequence",

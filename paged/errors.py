@@ -41,3 +41,11 @@ class UnknownSequence(KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0])
+
+
+class KVBudgetTooSmall(ValueError):
+    """A request could never run, even alone: the KV budget cannot hold it (with the watermark)."""
+
+
+class PrefixMismatch(ValueError):
+    """Requests said to share their first `shared_prefix` tokens do not."""

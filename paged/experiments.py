@@ -13,7 +13,8 @@ import numpy as np
 
 from .errors import require_int, require_positive
 from .paging import BLOCK_SIZES, PagedAllocator, num_blocks_for
-from .simulator import SIM_POLICIES, SimResult, simulate
+from .scheduler_config import SIM_POLICIES
+from .simulator import SimResult, simulate
 from .workloads import Request
 
 

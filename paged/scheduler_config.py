@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .contiguous import PLACEMENTS, POLICIES, ContiguousAllocator
-from .errors import require_int
+from .errors import KVBudgetTooSmall, PrefixMismatch, require_int
 from .paging import num_blocks_for
 from .workloads import Request
 
@@ -48,6 +48,7 @@ ADMISSION_RULES = ("greedy", "hold")
 PREEMPTION_MODES = ("recompute", "swap")
 _PAGED_ONLY = ("block_size", "seed", "watermark", "admission", "preemption", "cpu_blocks",
                "shared_prefix")  # fmt: skip
+DEFAULT_WATERMARK = 0.01  # share of the blocks admission keeps free (vLLM V0's default)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class SchedulerConfig:
     preemption: str | None
     cpu_blocks: int | None  # swap only: the CPU pool's size in blocks
     shared_prefix: int  # 0: none
+    eos_token_id: int | None = None  # a request also finishes when it samples this token
+    prefill_samples: bool = False  # a real model samples its first token from the prefill
 
     @classmethod
     def settle(
@@ -86,6 +89,8 @@ class SchedulerConfig:
         cpu_blocks: int | None = None,  # swap only, default as many as the GPU pool
         max_num_seqs: int | None = None,
         shared_prefix: int | None = None,  # paged only
+        eos_token_id: int | None = None,
+        prefill_samples: bool = False,
     ) -> SchedulerConfig:
         """Check every option, fill in the defaults; raise ValueError naming a bad value."""
         if policy not in SIM_POLICIES:
@@ -100,15 +105,19 @@ class SchedulerConfig:
         kv_slots = require_int("kv_slots", kv_slots, at_least=1)
         if max_num_seqs is not None:
             max_num_seqs = require_int("max_num_seqs", max_num_seqs, at_least=1)
+        if eos_token_id is not None:
+            eos_token_id = require_int("eos_token_id", eos_token_id, at_least=0)
+        if not isinstance(prefill_samples, bool):
+            raise ValueError(f"prefill_samples must be True or False, got {prefill_samples!r}")
         common = dict(policy=policy, kv_slots=kv_slots, max_seq_len=max_seq_len,
-                      max_num_seqs=max_num_seqs)  # fmt: skip
+                      max_num_seqs=max_num_seqs, eos_token_id=eos_token_id,
+                      prefill_samples=prefill_samples)  # fmt: skip
         if policy != "paged":
             placement = "first_fit" if placement is None else placement
             if placement not in PLACEMENTS:
                 raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
-            unset = dict.fromkeys(("block_size", "seed", "watermark", "admission", "preemption",
-                                   "cpu_blocks"))  # fmt: skip
-            return cls(**common, placement=placement, **unset, shared_prefix=0)
+            unset = dict.fromkeys(_PAGED_ONLY)
+            return cls(**common, placement=placement, **unset | dict(shared_prefix=0))
         admission = "greedy" if admission is None else admission
         preemption = "recompute" if preemption is None else preemption
         if admission not in ADMISSION_RULES:
@@ -126,7 +135,7 @@ class SchedulerConfig:
                                  at_least=1)  # fmt: skip
         if block_size > kv_slots:
             raise ValueError(f"block_size {block_size} exceeds kv_slots {kv_slots}")
-        watermark = 0.01 if watermark is None else watermark
+        watermark = DEFAULT_WATERMARK if watermark is None else watermark
         if not 0 <= watermark < 1:
             raise ValueError(f"watermark must be in [0, 1), got {watermark!r}")
         if preemption == "swap":  # §4.5: swap space bounded by the GPU's KV blocks
@@ -148,8 +157,16 @@ class SchedulerConfig:
         return int(self.watermark * self.num_blocks)
 
     def check_requests(self, requests: list[Request]) -> None:
-        """Refuse duplicate ids and any request that could never run, even alone."""
+        """Refuse duplicate ids, prompts that do not share the shared prefix, and any request
+        that could never run, even alone (`KVBudgetTooSmall`)."""
         ids = set()
+        prefixes = {r.prompt_token_ids[: self.shared_prefix] for r in requests
+                    if self.shared_prefix and r.prompt_token_ids is not None}  # fmt: skip
+        if len(prefixes) > 1:
+            raise PrefixMismatch(
+                f"shared_prefix={self.shared_prefix}, but the prompts' first "
+                f"{self.shared_prefix} token ids differ ({len(prefixes)} different prefixes)"
+            )
         if self.policy != "paged":
             empty = ContiguousAllocator(
                 self.kv_slots, self.policy, self.placement, self.max_seq_len
@@ -171,13 +188,15 @@ class SchedulerConfig:
             if self.policy == "paged":  # admission keeps the watermark free: it must fit too
                 need = num_blocks_for(r.final_len, self.block_size)
                 if need + self.watermark_blocks > self.num_blocks:
-                    raise ValueError(
+                    raise KVBudgetTooSmall(
                         f"request {r.req_id!r} needs {need} blocks (+ {self.watermark_blocks} "
-                        f"kept free); the pool has {self.num_blocks}"
+                        f"kept free); kv_slots={self.kv_slots} hold {self.num_blocks} blocks of "
+                        f"{self.block_size}"
                     )
             elif not empty.can_allocate(prompt_len=r.prompt_len, output_len=r.output_len):
                 size = empty.allocation_size(prompt_len=r.prompt_len, output_len=r.output_len)
-                raise ValueError(
-                    f"request {r.req_id!r} needs {size} contiguous slots; even an empty arena "
-                    f"of {self.kv_slots} cannot hold it"
+                raise KVBudgetTooSmall(
+                    f"request {r.req_id!r} needs {size} contiguous slots (policy {self.policy!r} "
+                    f"reserves them at admission); even an empty arena of kv_slots="
+                    f"{self.kv_slots} cannot hold it"
                 )

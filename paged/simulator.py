@@ -1,9 +1,9 @@
-"""The serving simulator: the scheduler with its simulated back-end, and a summary of the run.
+"""The serving simulator: the scheduler's steps with every length known, and a summary of the run.
 
 `simulate` runs `paged.scheduler.Scheduler` (admission, decode, preemption; read its docstring
-for the rules) over a synthetic workload with the default back-end, in which lengths are known in
-advance and nothing is computed, and averages the memory picture the way the paper's Fig. 2
-does. `Simulator` is that scheduler, stepped by hand (the widgets do). All results are
+for the rules) over a synthetic workload: each step is scheduled and post-processed with nothing
+computed, since a simulated request's length is known in advance. It averages the memory picture
+the way the paper's Fig. 2 does. The widgets step the same scheduler by hand. All results are
 SIMULATED: one token per running request per step, FCFS, no compute limit on batch size.
 """
 
@@ -12,25 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .scheduler import Scheduler
-from .scheduler_config import ADMISSION_RULES, PREEMPTION_MODES, SIM_POLICIES
-from .trace import CATEGORIES, ContiguousLayout, PagedLayout, StepRecord, paged_layout
+from .trace import CATEGORIES, StepRecord
 from .workloads import Request
-
-Simulator = Scheduler  # the same loop; with no `backend=` it simulates
-
-__all__ = [
-    "ADMISSION_RULES",
-    "CATEGORIES",
-    "ContiguousLayout",
-    "PREEMPTION_MODES",
-    "PagedLayout",
-    "SIM_POLICIES",
-    "SimResult",
-    "Simulator",
-    "StepRecord",
-    "paged_layout",
-    "simulate",
-]
 
 
 @dataclass(frozen=True)
@@ -64,7 +47,7 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
     compute limit on batch size.
     """
     sim = Scheduler(requests, policy, **options)
-    trace = sim.run()
+    trace = sim.run()  # every phase scheduled, then post-processed with no tokens
     loaded = (
         [s for s in trace if s.num_waiting or s.num_swapped]
         or [s for s in trace if s.num_running]

@@ -20,16 +20,26 @@ MAX_TOTAL_LEN = 2048
 
 @dataclass(frozen=True)
 class Request:
-    """One generation request: a prompt to prefill, then `output_len` decode steps."""
+    """One generation request: a prompt to prefill, then `output_len` decode steps.
+
+    A real model's request carries its prompt's token ids; a simulated one only its lengths.
+    """
 
     req_id: int
     prompt_len: int
     output_len: int
     arrival_time: float = 0.0  # in decode steps
+    prompt_token_ids: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         require_int("prompt_len", self.prompt_len, at_least=1)
         require_int("output_len", self.output_len, at_least=1)
+        ids = self.prompt_token_ids
+        if ids is not None and (not isinstance(ids, tuple) or len(ids) != self.prompt_len):
+            raise ValueError(
+                f"prompt_token_ids must be a tuple of prompt_len={self.prompt_len} ids, "
+                f"got {ids!r:.80}"
+            )
         t = self.arrival_time
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
             raise ValueError(f"arrival_time must be a number >= 0, got {t!r}")

@@ -10,7 +10,7 @@ import torch  # noqa: E402
 
 from paged import PagedAllocator, viz  # noqa: E402
 from paged.attention import check_inputs, paged_attention_ref, steps  # noqa: E402
-from paged.simulator import paged_layout  # noqa: E402
+from paged.trace import paged_layout  # noqa: E402
 
 
 def test_cases_are_shuffled_padded_and_valid():

@@ -24,8 +24,8 @@ import paged.model as pm
 from paged.attention.reference import paged_attention_ref
 from paged.model import weights as W
 from paged.model.attention import decode_attention_ref, prefill_attention, select_attention
-from paged.model.backend import ModelBackend
 from paged.model.cache import Chunk, KVPool, slots_of
+from paged.model.runner import ModelRunner, serve
 from paged.scheduler import Scheduler
 from paged.workloads import Request
 
@@ -93,12 +93,14 @@ def serve_tiny(model, prompts, max_new_tokens, policy, kv_slots, block_size=4, a
     paged = policy == "paged"
     pool = KVPool(model, kv_slots // block_size * block_size if paged else kv_slots,
                   block_size if paged else 1)  # fmt: skip
-    backend = ModelBackend(model, pool, select_attention(attention), dict(enumerate(prompts)),
-                           max_new_tokens)  # fmt: skip
+    runner = ModelRunner(model, pool, select_attention(attention))
     options = dict(block_size=block_size, shared_prefix=shared_prefix) if paged else {}
-    requests = [Request(i, len(p), max_new_tokens) for i, p in enumerate(prompts)]
-    sched = Scheduler(requests, policy, kv_slots=kv_slots, backend=backend, **options)
-    return backend, sched, sched.run()
+    requests = [Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p))
+                for i, p in enumerate(prompts)]  # fmt: skip
+    sched = Scheduler(requests, policy, kv_slots=kv_slots, eos_token_id=model.config.eos_token_id,
+                      prefill_samples=True, **options)  # fmt: skip
+    served = serve(sched, runner)
+    return served, sched, served.trace
 
 
 def tiny_prompts(n=5, seed=1):
@@ -108,12 +110,12 @@ def tiny_prompts(n=5, seed=1):
 
 
 @pytest.mark.parametrize(("policy", "kv_slots"), [("paged", 48), ("paged", 400), ("oracle", 60)])
-def test_tiny_backend_matches_recomputation(policy, kv_slots):
+def test_tiny_model_served_matches_recomputation(policy, kv_slots):
     """Paged (with preemptions when tight) or contiguous: the tokens of a cache-free decode."""
     model, prompts = tiny_model(), tiny_prompts()
-    backend, sched, trace = serve_tiny(model, prompts, 12, policy, kv_slots)
+    _, sched, trace = serve_tiny(model, prompts, 12, policy, kv_slots)
     for i, p in enumerate(prompts):
-        assert backend.sampled[i] == greedy_no_cache(model, p, 12), i
+        assert sched.output_ids[i] == greedy_no_cache(model, p, 12), i
     if (policy, kv_slots) == ("paged", 48):
         assert sum(len(s.preempted) for s in trace) > 0  # recomputation was exercised
     if policy == "paged":  # everything handed back
@@ -129,10 +131,10 @@ def test_a_shared_prefix_changes_no_token(kv_slots):
     model, prompts = tiny_model(), tiny_prompts()
     prefix = [7, 3, 9, 4, 5, 11]  # 6 tokens: one full block of 4 and a partly filled one
     prompts = [prefix + p for p in prompts]
-    backend, sched, trace = serve_tiny(model, prompts, 12, "paged", kv_slots, shared_prefix=6)
+    served, sched, trace = serve_tiny(model, prompts, 12, "paged", kv_slots, shared_prefix=6)
     for i, p in enumerate(prompts):
-        assert backend.sampled[i] == greedy_no_cache(model, p, 12), i
-    assert backend.num_copies >= len(prompts)  # each request copied the partly filled block
+        assert sched.output_ids[i] == greedy_no_cache(model, p, 12), i
+    assert served.copies >= len(prompts)  # each request copied the partly filled block
     if kv_slots == 48:
         assert sum(len(s.preempted) for s in trace) > 0
     assert sched.allocator.num_free_blocks == sched.allocator.num_blocks
@@ -148,30 +150,25 @@ def test_cuda_choice_runs_the_triton_kernel_through_the_same_tables(policy, kv_s
     assert chosen.decode is paged.attention.paged_attention and chosen.pow2_block_size
     assert select_attention("cpu").decode is decode_attention_ref
     model, prompts = tiny_model(), tiny_prompts(3)
-    backend, _, _ = serve_tiny(model, prompts, 5, policy, kv_slots, attention="cuda")
+    _, sched, _ = serve_tiny(model, prompts, 5, policy, kv_slots, attention="cuda")
     for i, p in enumerate(prompts):
-        assert backend.sampled[i] == greedy_no_cache(model, p, 5), i
+        assert sched.output_ids[i] == greedy_no_cache(model, p, 5), i
 
 
 def test_block_tables_give_the_schedulers_slots():
     """The slots the model writes are the scheduler's slot_mapping, for both allocators."""
     seen = []
-
-    class Spy(ModelBackend):
-        def decode(self, scheduler, batch):
-            for r in batch:
-                table, n = self.block_table(scheduler, r.req_id), self._held(scheduler, r.req_id)
-                size = scheduler.allocator.block_size if scheduler.policy == "paged" else 1
-                chunk = Chunk([0] * n, 0, table)
-                seen.append(slots_of(chunk, size) == scheduler.slot_mapping(r.req_id))
-            super().decode(scheduler, batch)
-
     model, prompts = tiny_model(), tiny_prompts(3)
     for policy, options, size in (("paged", dict(block_size=4), 4), ("oracle", {}, 1)):
-        pool = KVPool(model, 200, size)
-        spy = Spy(model, pool, select_attention("cpu"), dict(enumerate(prompts)), 6)
-        reqs = [Request(i, len(p), 6) for i, p in enumerate(prompts)]
-        Scheduler(reqs, policy, kv_slots=200, backend=spy, **options).run()
+        runner = ModelRunner(model, KVPool(model, 200, size), select_attention("cpu"))
+        reqs = [Request(i, len(p), 6, prompt_token_ids=tuple(p)) for i, p in enumerate(prompts)]
+        s = Scheduler(reqs, policy, kv_slots=200, prefill_samples=True, **options)
+        while not s.done:
+            step = s.schedule()
+            for run in step.runs:  # the slots the model writes are the scheduler's slot mapping
+                chunk = Chunk([0] * (run.start + run.num_tokens), 0, list(run.block_table))
+                seen.append(slots_of(chunk, size) == s.slot_mapping(run.req_id))
+            s.postprocess(step, runner.run(step))
     assert seen and all(seen)
 
 
@@ -440,9 +437,8 @@ def test_bad_input_is_refused_before_anything_is_allocated(model, monkeypatch, k
                                                            match):  # fmt: skip
     gen = importlib.import_module("paged.model.generate")  # the module, not the function
 
-    built = []
+    built = []  # the scheduler refuses what cannot run before the KV pool (memory) is made
     monkeypatch.setattr(gen, "KVPool", lambda *a, **k: built.append("pool"))
-    monkeypatch.setattr(gen, "Scheduler", lambda *a, **k: built.append("scheduler"))
     args = dict(prompts=PROMPTS, max_new_tokens=4) | kwargs
     with pytest.raises(error, match=match):
         pm.generate(model, **args)

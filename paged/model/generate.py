@@ -1,9 +1,9 @@
 """Greedy generation for a list of chat prompts, served by the course's scheduler and allocators.
 
 `generate` formats each prompt with the model's chat template, turns it into a
-`paged.Request`, and runs `paged.scheduler.Scheduler` with the model as its back-end
-(`ModelBackend`): the same admission, decode and preemption loop that the simulator runs, now
-computing real tokens. The KV cache is one pool (`KVPool`) sized by `kv_slots`; the policy
+`paged.Request`, and serves it with `paged.scheduler.Scheduler`, whose steps the model computes
+(`paged.model.runner`): the same admission, decode and preemption loop that the simulator runs,
+now computing real tokens. The KV cache is one pool (`KVPool`) sized by `kv_slots`; the policy
 decides how it is handed out:
 - "paged": blocks of `block_size` slots, taken one at a time as sequences grow (§4.1-4.3),
   whole sequences preempted and later recomputed when blocks run out (§4.5);
@@ -12,29 +12,28 @@ decides how it is handed out:
   token cap; the paper's Orca (Max) reserves the model's whole context, even more).
 With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
 held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.sharing` counts
-what it saves). Every input is checked before any memory is taken; the errors are in
-`paged.model.errors`.
+what it saves). Every input is checked before any memory is taken: the scheduler's own options
+and refusals (`SchedulerConfig`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from ..errors import require_int
 from ..paging import num_blocks_for
 from ..scheduler import Scheduler
+from ..scheduler_config import DEFAULT_WATERMARK
 from ..trace import StepRecord
 from ..workloads import Request
 from .attention import select_attention
-from .backend import ModelBackend
 from .cache import KVPool
-from .errors import KVBudgetTooSmall, PromptTooLong
+from .errors import PromptTooLong
 from .llama import Llama
+from .runner import ModelRunner, serve
 from .weights import check_tokenizer
 
 POLICIES = ("paged", "max")
-WATERMARK = 0.01  # share of blocks admission keeps free under "paged" (the scheduler's default)
 
 
 @dataclass(frozen=True)
@@ -112,35 +111,16 @@ def blocks_for_all(final_lens: list[int], block_size: int) -> int:
     """Blocks that let every request run at once: its blocks plus admission's watermark."""
     need = sum(num_blocks_for(n, block_size) for n in final_lens)
     num_blocks = need
-    while num_blocks - int(WATERMARK * num_blocks) < need:
+    while num_blocks - int(DEFAULT_WATERMARK * num_blocks) < need:
         num_blocks += 1
     return num_blocks
-
-
-def _check_budget(kv_slots: int, final_lens: list[int], policy: str, block_size: int) -> None:
-    longest = max(final_lens)
-    i = final_lens.index(longest)
-    if policy == "max" and longest > kv_slots:
-        raise KVBudgetTooSmall(
-            f"kv_slots={kv_slots} cannot hold prompt {i} alone: policy 'max' reserves "
-            f"prompt + max_new_tokens = {longest} slots"
-        )
-    if policy == "paged":
-        num_blocks = kv_slots // block_size
-        need = num_blocks_for(longest, block_size) + int(WATERMARK * num_blocks)
-        if need > num_blocks:
-            raise KVBudgetTooSmall(
-                f"kv_slots={kv_slots} ({num_blocks} blocks of {block_size}) cannot hold prompt "
-                f"{i} alone: {longest} tokens need {need} blocks (watermark included)"
-            )
 
 
 def scheduler_options(policy: str, block_size: int, shared_prefix: int = 0) -> tuple[str, dict]:
     """The scheduler's policy and options for `policy`: "max" runs as "oracle" (prompt_len +
     max_new_tokens is what each request may reach, so that is what it reserves)."""
     if policy == "paged":
-        return "paged", dict(block_size=block_size, watermark=WATERMARK, preemption="recompute",
-                             shared_prefix=shared_prefix)  # fmt: skip
+        return "paged", dict(block_size=block_size, shared_prefix=shared_prefix)
     return "oracle", dict(placement="first_fit")
 
 
@@ -190,42 +170,37 @@ def generate(
         kv_slots = sum(final_lens)
         if policy == "paged":
             kv_slots = blocks_for_all(final_lens, block_size) * block_size
-    kv_slots = require_int("kv_slots", kv_slots, at_least=1)
-    _check_budget(kv_slots, final_lens, policy, block_size)
 
-    requests = [Request(i, len(p), max_new_tokens) for i, p in enumerate(ids)]
-    if policy == "paged":
-        pool = KVPool(model, kv_slots // block_size * block_size, block_size)
-    else:
-        pool = KVPool(model, kv_slots, 1)  # contiguous: a slot is a block of one
+    kv_slots = require_int("kv_slots", kv_slots, at_least=1)
+    requests = [Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p))
+                for i, p in enumerate(ids)]  # fmt: skip
     shared = common_prefix_len(ids) if share_prefix else 0
     sched_policy, options = scheduler_options(policy, block_size, shared)
-    backend = ModelBackend(model, pool, attention, dict(enumerate(ids)), max_new_tokens)
-    scheduler = Scheduler(
-        requests, sched_policy, kv_slots=kv_slots,
-        max_seq_len=model.config.context_length, backend=backend, max_num_seqs=max_num_seqs,
-        record_layout=record_layout, **options,
-    )  # fmt: skip
-    start = time.perf_counter()
-    trace = tuple(scheduler.run())
-    seconds = time.perf_counter() - start
-    tokens = [backend.sampled[i] for i in range(len(ids))]
+    options |= dict(kv_slots=kv_slots, max_seq_len=model.config.context_length,
+                    max_num_seqs=max_num_seqs, eos_token_id=model.config.eos_token_id,
+                    prefill_samples=True)  # fmt: skip
+    # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
+    scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
+    pool = KVPool(model, scheduler.pool.num_slots, scheduler.pool.block_size)
+    served = serve(scheduler, ModelRunner(model, pool, attention))
+    trace, seconds = served.trace, served.seconds
+    tokens = [scheduler.output_ids[i] for i in range(len(ids))]
     return GenerateResult(
         tokens=tokens,
         texts=[model.tokenizer.decode(t, skip_special_tokens=True) for t in tokens],
         prompt_lens=[len(p) for p in ids],
         policy=policy,
         kv_slots=kv_slots,
-        block_size=block_size if policy == "paged" else None,
-        peak_batch=backend.peak_batch,
+        block_size=scheduler.config.block_size,
+        peak_batch=served.peak_batch,
         steps=len(trace),
         preemptions=sum(len(s.preempted) for s in trace),
         recomputed_tokens=scheduler.num_recomputed_tokens,
         seconds=seconds,
-        decode_seconds=tuple(backend.decode_seconds),
+        decode_seconds=served.decode_seconds,
         attention=attention.name,
         device=str(model.device),
         trace=trace,
         shared_prefix=scheduler.shared_prefix,
-        copies=backend.num_copies,
+        copies=served.copies,
     )

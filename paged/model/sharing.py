@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..paging import num_blocks_for
-from ..scheduler import PREFIX
+from ..pool import PREFIX
 from .generate import GenerateResult, generate
 from .llama import Llama
 

@@ -1,6 +1,6 @@
 """The preemption explorer (chapter 9): a paged pool running dry, victims swapped or recomputed.
 
-Thin ipywidgets wiring over `paged.simulator.Simulator` and the pool drawing, like `widgets.py`.
+Thin ipywidgets wiring over `paged.scheduler.Scheduler` and the pool drawing, like `widgets.py`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from .. import viz
-from ..simulator import Simulator
+from ..scheduler import Scheduler
 from ..trace import paged_layout
 from ..workloads import sharegpt_like
 from . import widget_text as T
@@ -52,7 +52,7 @@ class PreemptionExplorer(W.VBox):
     def reset(self) -> None:
         """Start again from step 0 with the current settings."""
         self._canvas.invalidate()  # a new pool shape
-        self.sim = Simulator(
+        self.sim = Scheduler(
             self.requests, "paged", kv_slots=self.kv_slots.value,
             block_size=self.block_size.value, preemption=self.preemption.value,
         )  # fmt: skip
@@ -78,8 +78,8 @@ class PreemptionExplorer(W.VBox):
         ax1, ax2 = self._canvas.fresh()
         viz.draw_block_pool(sim.layout(), ax=ax1, columns=16,
                             title=T.GPU_POOL.format(running=len(sim.running)))  # fmt: skip
-        if sim.cpu is not None:
-            viz.draw_block_pool(paged_layout(sim.cpu), ax=ax2, columns=16,
+        if sim.pool.cpu is not None:
+            viz.draw_block_pool(paged_layout(sim.pool.cpu), ax=ax2, columns=16,
                                 title=T.CPU_POOL.format(swapped=len(sim.swapped)))  # fmt: skip
         else:
             ax2.axis("off")

@@ -17,7 +17,7 @@ from .. import viz
 from ..errors import AllocationError
 from ..experiments import block_size_sweep
 from ..paging import BLOCK_SIZES, PagedAllocator
-from ..simulator import Simulator
+from ..scheduler import Scheduler
 from ..trace import paged_layout
 from ..workloads import sharegpt_like
 from . import widget_text as T
@@ -89,10 +89,10 @@ class AllocatorExplorer(W.VBox):
         self._canvas.invalidate()  # new limits, ticks and pool shape
         reqs = sharegpt_like(self.num_requests, seed=self.seed.value)
         common = dict(kv_slots=self.kv_slots.value, record_layout=False)
-        self.contiguous = Simulator(
+        self.contiguous = Scheduler(
             reqs, self.policy.value, placement=self.placement.value, **common
         )
-        self.paged = Simulator(
+        self.paged = Scheduler(
             reqs, "paged", block_size=self.block_size.value, seed=self.seed.value, **common
         )
         self.num_refusals = {"contiguous": 0, "no_hole": 0, "paged": 0}

@@ -1,0 +1,189 @@
+"""One pool interface, two memories: contiguous reservation and paging, seen alike by the scheduler.
+
+The scheduler (`paged.scheduler`) asks its KV memory the same questions whatever the policy:
+may this request be admitted (`why_not`), give it its slots (`admit`), may a running request
+grow by one token (`can_grow`, `grow`), take its slots back (`release`), what does memory hold
+now (`usage`, `layout`) and where does each token live (`block_table`, `slot_mapping`).
+`make_pool` builds the pool a settled `SchedulerConfig` asks for; it is the one place that
+tells the two memories apart.
+
+- `ContiguousPool`: one range per request, reserved at admission by the policy's rule ("max",
+  "pow2", "oracle"; `paged.contiguous`), so a running request always has room to grow and is
+  never preempted. Its "blocks" are single slots: the block table of a range is its slots.
+- `PagedPool`: blocks taken one at a time (`paged.paging`). A request that cannot grow is the
+  scheduler's cue to preempt (§4.5); with swapping, the victim's blocks go to a CPU pool of
+  their own. A shared prefix (a system prompt) is held once, as a sequence of its own, and
+  forked into every admitted request (§4.4); its full blocks are counted once.
+"""
+
+from __future__ import annotations
+
+from .contiguous import ContiguousAllocator
+from .paging import PagedAllocator, num_blocks_for
+from .trace import ContiguousLayout, PagedLayout, Usage, paged_layout
+from .workloads import Request
+
+PREFIX = "<shared prefix>"  # the allocator's sequence id for a shared prefix
+
+
+class ContiguousPool:
+    """Contiguous reservation: the whole of a request's reservation is taken at admission."""
+
+    block_size = 1  # a range of slots is a block table of one-slot blocks
+
+    def __init__(self, config):
+        self.allocator = ContiguousAllocator(
+            config.kv_slots, config.policy, config.placement, config.max_seq_len
+        )
+        self.num_slots = config.kv_slots
+
+    def why_not(self, r: Request, num_tokens: int) -> str | None:
+        """None if `r` can be admitted now, else the reason ("no_space", "no_hole")."""
+        return self.allocator.why_not(prompt_len=r.prompt_len, output_len=r.output_len)
+
+    def admit(self, r: Request, num_tokens: int) -> list[tuple[int, int]]:
+        """Reserve `r`'s range with its first `num_tokens` tokens written; nothing to copy."""
+        self.allocator.allocate(
+            r.req_id, prompt_len=r.prompt_len, output_len=r.output_len, num_tokens=num_tokens
+        )
+        return []
+
+    def can_grow(self, req_id) -> bool:
+        return True  # reserved at admission
+
+    def grow(self, req_id) -> list[tuple[int, int]]:
+        self.allocator.append(req_id, 1)
+        return []
+
+    def release(self, req_id) -> None:
+        self.allocator.free(req_id)
+
+    def swap_out(self, req_id) -> int:
+        return 0  # never preempted: nothing to swap
+
+    def num_tokens(self, req_id) -> int:
+        return self.allocator.extent(req_id).num_tokens
+
+    def slot_mapping(self, req_id) -> list[int]:
+        e = self.allocator.extent(req_id)
+        return list(range(e.start, e.start + e.num_tokens))
+
+    block_table = slot_mapping  # blocks of one slot
+
+    def usage(self, running: list[Request]) -> Usage:
+        return Usage(**self.allocator.usage())
+
+    def layout(self) -> ContiguousLayout:
+        return ContiguousLayout(self.allocator.capacity_tokens, tuple(self.allocator.extents()))
+
+    @property
+    def rounded_up(self) -> int:
+        return self.allocator.rounded_up
+
+
+class PagedPool:
+    """Paging: blocks on demand, preemption when none is free, an optional CPU pool for swapping."""
+
+    def __init__(self, config):
+        c = config
+        self.allocator = PagedAllocator(c.num_blocks, c.block_size, seed=c.seed)
+        self.cpu = PagedAllocator(c.cpu_blocks, c.block_size) if c.preemption == "swap" else None
+        self.block_size, self.kv_slots = c.block_size, c.kv_slots
+        self.num_slots = c.num_blocks * c.block_size  # whole blocks only
+        self.watermark_blocks, self.shared_prefix = c.watermark_blocks, c.shared_prefix
+        self.holds_prefix = False  # the shared prefix's blocks are allocated (and computed)
+
+    @property
+    def _shared_full(self) -> int:
+        """Tokens of the shared prefix that lie in its full blocks (held once, by reference)."""
+        return self.shared_prefix // self.block_size * self.block_size
+
+    # ---- admission -----------------------------------------------------------------------
+    def why_not(self, r: Request, num_tokens: int) -> str | None:
+        """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks"."""
+        new = num_blocks_for(num_tokens - self._shared_full, self.block_size)
+        if self.shared_prefix and not self.holds_prefix:  # the first one brings the prefix
+            new += num_blocks_for(self.shared_prefix, self.block_size)
+        if new + self.watermark_blocks > self.allocator.num_free_blocks:
+            return "no_free_blocks"
+        return None
+
+    def hold_prefix(self) -> list[int]:
+        """Allocate the shared prefix once; return its block table (its K and V go there)."""
+        self.allocator.allocate(PREFIX, self.shared_prefix)
+        self.holds_prefix = True
+        return self.allocator.block_table(PREFIX)
+
+    def admit(self, r: Request, num_tokens: int) -> list[tuple[int, int]]:
+        """Give `r` its blocks: its own, or a fork of the shared prefix plus its own; return
+        the (source, destination) blocks to copy on write (a partly filled prefix block)."""
+        if not self.shared_prefix:
+            self.allocator.allocate(r.req_id, num_tokens)
+            return []
+        self.allocator.fork(PREFIX, r.req_id)  # the prefix's blocks gain a reference
+        return self.allocator.append(r.req_id, num_tokens - self.shared_prefix)
+
+    def release_prefix(self) -> None:
+        self.allocator.free(PREFIX)
+        self.holds_prefix = False
+
+    # ---- growth and preemption -----------------------------------------------------------
+    def can_grow(self, req_id) -> bool:
+        return self.allocator.can_append(req_id)
+
+    def grow(self, req_id) -> list[tuple[int, int]]:
+        return self.allocator.append(req_id, 1)
+
+    def release(self, req_id) -> None:
+        self.allocator.free(req_id)
+
+    def swap_out(self, req_id) -> int:
+        """Copy `req_id`'s blocks to the CPU pool if they fit there; return how many (0: not)."""
+        n = self.allocator.num_tokens(req_id)
+        if self.cpu is None or not self.cpu.can_allocate(n):
+            return 0
+        self.cpu.allocate(req_id, n)
+        return num_blocks_for(n, self.block_size)
+
+    def can_swap_in(self, req_id) -> bool:
+        need = num_blocks_for(self.cpu.num_tokens(req_id), self.block_size)
+        return need + self.watermark_blocks <= self.allocator.num_free_blocks
+
+    def swap_in(self, req_id) -> None:
+        n = self.cpu.num_tokens(req_id)
+        self.cpu.free(req_id)
+        self.allocator.allocate(req_id, n)
+
+    # ---- what memory holds ---------------------------------------------------------------
+    def num_tokens(self, req_id) -> int:
+        return self.allocator.num_tokens(req_id)
+
+    def block_table(self, req_id) -> list[int]:
+        return self.allocator.block_table(req_id)
+
+    def slot_mapping(self, req_id) -> list[int]:
+        return self.allocator.slot_mapping(req_id)
+
+    def usage(self, running: list[Request]) -> Usage:
+        """Slots per category. The empty slots of a last block are "reservation" when the
+        sequence will still fill them (§4.2: they "are reserved for future generations") and
+        internal fragmentation when it finishes first: at most block_size - 1 per sequence."""
+        a, bs = self.allocator, self.block_size
+        held = a.num_used_blocks * bs
+        tokens = self.shared_prefix if self.holds_prefix else 0
+        reserved = 0
+        for r in running:
+            n = a.num_tokens(r.req_id)
+            tokens += n - self._shared_full  # the prefix's full blocks are counted once
+            reserved += min(-n % bs, r.final_len - n)
+        return Usage(tokens, reserved, held - tokens - reserved, self.kv_slots - held)
+
+    def layout(self) -> PagedLayout:
+        return paged_layout(self.allocator)
+
+    rounded_up = 0  # blocks are never rounded up
+
+
+def make_pool(config) -> ContiguousPool | PagedPool:
+    """The memory a settled `SchedulerConfig` asks for."""
+    return PagedPool(config) if config.policy == "paged" else ContiguousPool(config)

@@ -1,0 +1,48 @@
+"""What the scheduler hands its caller to compute: one phase of a step, as plain data.
+
+`Scheduler.schedule()` returns a `Step`; whoever runs it (the simulator imagines it, the real
+model runs a forward pass, `paged.model.runner`) computes, in this order:
+1. `prefix`: the shared prefix's K and V, once, into its own blocks (the run that admits the
+   first request that shares it);
+2. `copies`: copy-on-write, the K and V of each (source, destination) physical block;
+3. `runs`: each sequence's new positions, writing their K and V into its blocks; a run with
+   `sample=True` samples the next token from its last position.
+and hands the sampled tokens back with `Scheduler.postprocess(step, token_ids)`. The scheduler
+never sees the model: this data is all that passes between them (nano-vllm's shape).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SeqRun:
+    """One sequence's work in a step: positions start .. start + num_tokens - 1."""
+
+    req_id: object
+    start: int  # first position computed (the ones before it are in the cache already)
+    num_tokens: int
+    token_ids: tuple[int, ...] | None  # the tokens at those positions; None when simulated
+    block_table: tuple[int, ...]  # physical blocks in the pool's block size (contiguous: slots)
+    sample: bool  # sample the next token from the last position
+
+
+@dataclass(frozen=True)
+class Step:
+    """One phase of step `index`: "decode" (every running request, one position each), then
+    "prefill" (the requests admitted in this step, each from its first uncached position)."""
+
+    index: int
+    phase: str  # "decode" or "prefill"
+    runs: tuple[SeqRun, ...]
+    num_running: int  # requests holding KV cache while this phase computes
+    preempted: tuple = ()  # requests that lost their blocks in this phase (decode only)
+    copies: tuple[tuple[int, int], ...] = ()  # blocks to copy before the runs
+    prefix: SeqRun | None = None  # the shared prefix to compute first, once
+    swapped_in: tuple = ()  # requests whose blocks came back from the CPU pool (prefill only)
+
+    @property
+    def sampling(self) -> tuple:
+        """The requests that will sample a token in this phase."""
+        return tuple(r.req_id for r in self.runs if r.sample)
