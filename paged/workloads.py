@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import require_int
+from .facts import ALPACA_MEANS, SHAREGPT_MEANS
 
 MAX_TOTAL_LEN = 2048
 
@@ -90,7 +91,7 @@ def sharegpt_like(
     `output_sigma` is the spread of the log-normal output lengths (the mean stays 337.99): the
     assumption the simulated Fig. 2 bars rest on most (the paper's traces are not ours).
     """
-    return _make(n, seed, rate, 161.31, 337.99, sigma_p=0.8, sigma_o=_sigma(output_sigma))
+    return _make(n, seed, rate, *SHAREGPT_MEANS, sigma_p=0.8, sigma_o=_sigma(output_sigma))
 
 
 def alpaca_like(
@@ -100,4 +101,4 @@ def alpaca_like(
 
     `output_sigma`: the spread of the output lengths, as in `sharegpt_like`.
     """
-    return _make(n, seed, rate, 19.31, 58.45, sigma_p=0.7, sigma_o=_sigma(output_sigma))
+    return _make(n, seed, rate, *ALPACA_MEANS, sigma_p=0.7, sigma_o=_sigma(output_sigma))

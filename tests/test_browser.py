@@ -248,13 +248,19 @@ def _wait_for_run_all(page, expected_cells: int) -> list[str]:
 
 
 def _save(page, path: Path) -> dict:
+    """Save in JupyterLab and read the notebook back once the new file is whole: its mtime
+    changes when writing starts, so wait (30 s at most) until it also parses."""
     before = path.stat().st_mtime_ns
     page.keyboard.press("Control+s")
     deadline = time.monotonic() + 30
-    while path.stat().st_mtime_ns == before and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if path.stat().st_mtime_ns != before:
+            try:
+                return json.loads(path.read_text())
+            except json.JSONDecodeError:  # caught mid-write (an empty or partial file)
+                pass
         time.sleep(0.2)
-    assert path.stat().st_mtime_ns != before, f"JupyterLab did not save {path.name}"
-    return json.loads(path.read_text())
+    raise AssertionError(f"JupyterLab did not save {path.name} as a whole notebook within 30 s")
 
 
 def _widget_outputs(page):
