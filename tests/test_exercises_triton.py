@@ -103,7 +103,10 @@ if backend() != "unavailable":
         m = tl.arange(0, BM)
         n = tl.arange(0, BN)
         sa = K if V == "widths" else stride_a
-        total = tl.zeros((BM, BN), tl.float32)
+        if V == "fp16_acc":
+            total = tl.zeros((BM, BN), tl.float16)
+        else:
+            total = tl.zeros((BM, BN), tl.float32)
         stop = BK if V == "no_loop" else K
         for start in range(0, stop, BK):
             kk = start + tl.arange(0, BK)
@@ -112,7 +115,10 @@ if backend() != "unavailable":
             b_ok = (n[None, :] < N) if V == "no_k_mask" else (kk[:, None] < K) & (n[None, :] < N)
             a = tl.load(a_ptr + m[:, None] * sa + kk[None, :], mask=a_ok, other=0.0)
             b = tl.load(b_ptr + kk[:, None] * stride_b + n[None, :], mask=b_ok, other=0.0)
-            total = tl.dot(a, b, total)
+            if V == "fp16_acc":
+                total += tl.dot(a, b).to(tl.float16)
+            else:
+                total = tl.dot(a, b, total)
         ok = (m[:, None] < M) & (n[None, :] < N)
         if V == "unmasked_store":
             ok = (m[:, None] < BM) & (n[None, :] < BN)
@@ -240,7 +246,12 @@ if backend() != "unavailable":
         b = tl.load(block_table_ptr + s_id * max_blocks + t // BLOCK_SIZE, mask=live, other=0)
         k_at = ((b * BLOCK_SIZE + t % BLOCK_SIZE) * KV_HEADS + kvh) * HEAD_DIM
         k = tl.load(k_ptr + k_at[:, None] + d[None, :], mask=live[:, None], other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee")
+        if V == "sum_loop":  # right values, but no tl.dot
+            s = tl.sum(q[:, None, :] * k[None, :, :], 2)
+        elif V == "fp16":
+            s = tl.dot(q.to(tl.float16), tl.trans(k.to(tl.float16))).to(tl.float32)
+        else:
+            s = tl.dot(q, tl.trans(k), input_precision="ieee")
         if V != "no_scale":
             s = s * scale
         if V != "no_neg_inf":
@@ -380,6 +391,7 @@ PUZZLES = {
         "widths": ("stride_a, stride_b and stride_out", True),
         "unmasked_store": ("you wrote outside out's M rows and N columns", True),
         "unmasked_rows": ("unmasked load", False),
+        "fp16_acc": ("rounded to fewer bits", True),
     }),
     "gather_kernel": ("check_gather_kernel", "gather_v", {
         "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
@@ -416,6 +428,8 @@ PUZZLES = {
         "no_neg_inf": ("must hold -inf", True),
         "no_scale": ("multiply by scale", True),
         "unmasked_q": ("unmasked load", False),
+        "sum_loop": ("no tl.dot call", True),
+        "fp16": ("not to float32 precision", True),
     }),
     "merge_kernel": ("check_merge_kernel", "merge_v", {
         "no_max": ("Subtract the largest lse first", True),

@@ -117,7 +117,9 @@ def _softmax_mistake(got, x, x_flat, sx, block, scale):
 
 
 # ---- 5 · tl.dot's shape rule: pad to 16, accumulate in fp32 -----------------------------------
-DOT_CASES = ((4, 8, 5), (16, 16, 16), (3, 5, 40), (1, 1, 1))  # (M, N, K); BM = BN = BK = 16
+# (M, N, K, largest |value|); BM = BN = BK = 16. Integers, exact in float16 and in a float32 sum;
+# the last case's sums pass 2048, beyond which a float16 sum can no longer hold every integer.
+DOT_CASES = ((4, 8, 5, 3), (16, 16, 16, 3), (3, 5, 40, 3), (1, 1, 1, 3), (2, 3, 48, 30))
 DOT = {
     "nan": msg(
         "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and "
@@ -137,6 +139,11 @@ DOT = {
     "stride": msg(
         "rows of a, b and out are stride_a, stride_b and stride_out elements apart, not K or N.",
         "a, b, out의 행 간격은 K나 N이 아니라 각각 stride_a, stride_b, stride_out입니다."),
+    "rounded": msg(
+        "close but not exact once the sums pass 2048, on integer data a float32 sum holds "
+        "exactly: the sum was rounded to fewer bits somewhere along the way.",
+        "합이 2048을 넘자 값이 근사치가 되었습니다. 이 정수 데이터는 float32 합이라면 정확히 "
+        "담깁니다. 합산 도중 어딘가에서 더 적은 비트로 반올림되었습니다."),
     "store": msg(
         "you wrote outside out's M rows and N columns: mask the store with "
         "(rows < M)[:, None] & (cols < N)[None, :].",
@@ -145,9 +152,12 @@ DOT = {
 }  # fmt: skip
 
 
-def _matrix(rows, cols, stride, seed, pad_rows=16):
-    """(flat, values): small integers (exact in fp16, tf32 and fp32) in NaN-padded rows."""
-    values = torch.randint(-3, 4, (rows, cols), generator=torch.Generator().manual_seed(seed))
+def _matrix(rows, cols, stride, seed, top=3, pad_rows=16):
+    """(flat, values): integers in [-top, top] (exact in fp16, tf32 and fp32), NaN-padded rows."""
+    g = torch.Generator().manual_seed(seed)
+    values = torch.randint(-top, top + 1, (rows, cols), generator=g)
+    if top > 3:  # same signs: the sums grow past float16's 2048
+        values = values.abs().clamp(min=top // 2)
     flat = torch.full(((rows + pad_rows) * stride + 16,), NAN, dtype=torch.float16)
     flat[: rows * stride].view(rows, stride)[:, :cols] = values.half()
     return flat, values.double(), grid_mask(flat.numel(), stride, rows, cols)
@@ -160,10 +170,10 @@ def check_dot_kernel(kernel) -> bool:
     name = "dot_kernel"
     if not_a_kernel(name, kernel):
         return False
-    for k, (M, N, K) in enumerate(DOT_CASES):
+    for k, (M, N, K, top) in enumerate(DOT_CASES):
         sa, sb, so = K + 3, N + 2, N + 1
-        a_flat, a, may_a = _matrix(M, K, sa, seed=2 * k)
-        b_flat, b, may_b = _matrix(K, N, sb, seed=2 * k + 1)
+        a_flat, a, may_a = _matrix(M, K, sa, seed=2 * k, top=top)
+        b_flat, b, may_b = _matrix(K, N, sb, seed=2 * k + 1, top=top)
         out = torch.full(((M + 16) * so + 16,), SENTINEL, device=device())
         may_out = grid_mask(out.numel(), so, M, N)
         a_flat, b_flat = a_flat.to(device()), b_flat.to(device())
@@ -180,10 +190,12 @@ def check_dot_kernel(kernel) -> bool:
         got, want = out.cpu()[: M * so].view(M, so)[:, :N], a @ b
         if watch.describe("store") or strays_in(out, may_out, SENTINEL).size:
             return wrong(name, where, watch.describe("store") or PAST_END, DOT["store"])
-        if same(got, want, 1e-3):
+        if same(got, want):  # integer data: a float32 sum is exact
             if watch.describe("load"):
                 return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
             continue
+        if same(got, want, 2e-3) and want.abs().max() > 2048:
+            return wrong(name, where, first_difference("out", got, want), DOT["rounded"])
         a_w = a_flat.cpu().double()[: M * K].view(M, K)  # rows read K and N apart
         b_w = b_flat.cpu().double()[: K * N].view(K, N)
         guesses = [x @ y for x, y in ((a_w, b), (a, b_w), (a_w, b_w))]
@@ -194,6 +206,6 @@ def check_dot_kernel(kernel) -> bool:
         else:
             hint = DOT["loop"] if K > 16 and same(got, a[:, :16] @ b[:16], 1e-3) else None
         return wrong(name, where, first_difference("out", got, want, 1e-3), hint)
-    print(CORRECT.format(name=name, what=f"{len(DOT_CASES)} cases: M, N, K from 1 to 40, "
-                                           "padded to 16"))
+    print(CORRECT.format(name=name, what=f"{len(DOT_CASES)} cases: M, N, K from 1 to 48, "
+                                           "padded to 16, sums past 2048"))
     return True

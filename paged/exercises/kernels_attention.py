@@ -20,6 +20,7 @@ from .triton_checks import (
     Watch,
     device,
     first_difference,
+    interpreted,
     launch,
     not_a_kernel,
     same,
@@ -136,6 +137,35 @@ def check_online_softmax_kernel(kernel) -> bool:
 GQA_CASES = ((4, (5, 16, 1), 4, 2), (1, (3, 12), 6, 3), (16, (16, 9), 8, 2), (8, (8,), 4, 1))
 
 
+GQA = {
+    "right": msg("the scores are right", "점수는 맞습니다"),
+    "no_dot": msg(
+        "the puzzle asks for the group's scores from one tl.dot, and your kernel has "
+        "no tl.dot call that runs: the values may be right, but the tensor cores would sit idle.",
+        "이 퍼즐은 그룹의 점수를 tl.dot 한 번으로 구하라고 합니다. 그런데 커널에서 실행되는 "
+        "tl.dot 호출이 없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다."),
+    "precision": msg(
+        "close, but not to float32 precision: the products lost bits (float16 or tf32 "
+        "operands); the puzzle asks for full float32 products.",
+        "가깝지만 float32 정밀도에는 못 미칩니다. 곱셈에서 비트를 잃었습니다(float16이나 tf32 "
+        "피연산자). 이 퍼즐은 완전한 float32 곱을 요구합니다."),
+}  # fmt: skip
+
+
+def calls_dot(kernel) -> bool | None:
+    """Whether the kernel's source calls tl.dot (None when its source cannot be read)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel))))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "dot" for n in ast.walk(tree))  # fmt: skip
+
+
 def check_gqa_scores_kernel(kernel) -> bool:
     """kernel[(num_seqs, KV_HEADS)](q, k_cache, block_table, seq_lens, scores, scale, max_blocks,
     BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=, BLOCK_G=): scores (num_seqs, num_q_heads,
@@ -175,11 +205,17 @@ def check_gqa_scores_kernel(kernel) -> bool:
                 by_mod[i, h, :n] = keys[:, h % num_kv] @ qh
         if stray := _stray(watch, out_flat, allowed):
             return wrong(name, where, stray, HINTS["group_rows"])
-        if same(got, want, 1e-2):
+        if same(got, want, 1e-5):
             if watch.describe("load"):
                 return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
+            traced = watch.count["dot"] if interpreted() else None
+            if (traced == 0) if traced is not None else calls_dot(kernel) is False:
+                return wrong(name, where, GQA["right"], GQA["no_dot"])
             continue
         valid = torch.isfinite(want)
+        if same(got, want, 1e-2):
+            hint = GQA["precision"]
+            return wrong(name, where, first_difference("scores", got, want, 1e-5), hint)
         if same(got[valid], want[valid], 1e-2):
             hint = HINTS["neg_inf"]
         elif same(got[valid], by_mod[valid], 1e-2):

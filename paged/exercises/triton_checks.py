@@ -166,7 +166,7 @@ class Watch:
     def __init__(self):
         self.buffers: list[Buffer] = []
         self.stray = {"load": [], "store": []}  # (buffer or None, element, pid)
-        self.count = {"load": 0, "store": 0}
+        self.count = {"load": 0, "store": 0, "dot": 0}  # tl.dot calls: under the interpreter
         self.dims = 1  # grid dimensions in use, to name a program as the learner launched it
 
     def add(self, name, flat, load=True, store=False, where=None) -> torch.Tensor:
@@ -185,6 +185,7 @@ class Watch:
         from triton.runtime.interpreter import InterpreterBuilder as builder
 
         load, store = builder.create_masked_load, builder.create_masked_store
+        dot = builder.create_dot
 
         def checked_load(b, ptrs, mask, *rest, **kw):
             return load(b, ptrs, self._check(b, ptrs, mask, "load"), *rest, **kw)
@@ -192,11 +193,17 @@ class Watch:
         def checked_store(b, ptrs, value, mask, *rest, **kw):
             return store(b, ptrs, value, self._check(b, ptrs, mask, "store"), *rest, **kw)
 
+        def counted_dot(b, *args, **kw):
+            self.count["dot"] += 1
+            return dot(b, *args, **kw)
+
         builder.create_masked_load, builder.create_masked_store = checked_load, checked_store
+        builder.create_dot = counted_dot
         try:
             yield self
         finally:
             builder.create_masked_load, builder.create_masked_store = load, store
+            builder.create_dot = dot
 
     def _check(self, b, ptrs, mask, kind):
         addr = np.asarray(ptrs.data).astype(np.int64)
