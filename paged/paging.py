@@ -148,6 +148,13 @@ class PagedAllocator:
         self._tables[child_id] = list(parent)
         self._num_tokens[child_id] = self._num_tokens[parent_id]
 
+    def reserve(self, block_id: int) -> None:
+        """Take a free block out of circulation for good (vLLM's null block, block 0)."""
+        if self.ref_count(block_id) or block_id not in self.free_block_ids:
+            raise ValueError(f"block {block_id!r} is not free: it cannot be reserved")
+        self.free_block_ids.remove(block_id)
+        self._ref_counts[block_id] = 1
+
     def free(self, seq_id) -> None:
         """Drop `seq_id`; blocks no other sequence holds go back to the free list."""
         table = self._table(seq_id)

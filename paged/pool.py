@@ -87,6 +87,9 @@ class PagedPool:
     def __init__(self, config):
         c = config
         self.allocator = PagedAllocator(c.num_blocks, c.block_size, seed=c.seed)
+        self.null_block = c.null_block
+        if c.null_block:  # vLLM's block 0: held by no sequence, never handed out
+            self.allocator.reserve(0)
         self.cpu = PagedAllocator(c.cpu_blocks, c.block_size) if c.preemption == "swap" else None
         self.block_size, self.kv_slots = c.block_size, c.kv_slots
         self.num_slots = c.num_blocks * c.block_size  # whole blocks only
@@ -169,7 +172,7 @@ class PagedPool:
         sequence will still fill them (§4.2: they "are reserved for future generations") and
         internal fragmentation when it finishes first: at most block_size - 1 per sequence."""
         a, bs = self.allocator, self.block_size
-        held = a.num_used_blocks * bs
+        held = (a.num_used_blocks - self.null_block) * bs  # the null block counts as "others"
         tokens = self.shared_prefix if self.holds_prefix else 0
         reserved = 0
         for r in running:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
+from dataclasses import replace
 
 from .pool import PREFIX, make_pool
 from .scheduler_config import SchedulerConfig
@@ -67,6 +68,7 @@ class Scheduler:
         self._decode_finished: tuple | None = None
         self._prefill: Step | None = None
         self._refused: tuple = ()
+        self._admitted: tuple = ()
 
     # ---- queries -----------------------------------------------------------------------------
     @property
@@ -108,9 +110,18 @@ class Scheduler:
 
     # ---- one phase at a time -----------------------------------------------------------------
     def schedule(self) -> Step:
-        """The next phase to compute: this step's decode phase, or after it its prefill phase."""
+        """The next phase to compute: this step's decode phase, or after it its prefill phase
+        (under vLLM V1's rules, one "mixed" phase: the decodes, then the admitted prefills)."""
         if self._decoded is None:
-            return self._schedule_decode()
+            decode = self._schedule_decode()
+            if self.config.rules != "vllm-v1":
+                return decode
+            prefill = self._schedule_prefill()
+            self._decoded = self._prefill = replace(
+                prefill, phase="mixed", runs=decode.runs + prefill.runs,
+                preempted=decode.preempted, copies=decode.copies + prefill.copies,
+            )  # fmt: skip
+            return self._prefill
         if self._decode_finished is None:
             raise RuntimeError(f"step {self.step_index}: postprocess its decode phase first")
         if self._prefill is not None:
@@ -132,7 +143,10 @@ class Scheduler:
         if step.phase == "decode":
             self._decode_finished = self._finish(list(self.running))
             return None
-        admitted = [r for r in self.running if r.req_id in {run.req_id for run in step.runs}]
+        if step.phase == "mixed":  # every running request ran: any of them may be done
+            self._decode_finished = ()
+            return self._record(step, self._finish(list(self.running)))
+        admitted = [r for r in self.running if r.req_id in self._admitted]
         return self._record(step, self._finish(admitted))
 
     def _schedule_decode(self) -> Step:
@@ -153,6 +167,7 @@ class Scheduler:
             swapped_in = self._swap_in()
             prefix, copies, admitted, self._refused = self._admit()
         sample = self.config.prefill_samples
+        self._admitted = tuple(r.req_id for r in admitted)
         runs = tuple(self._run_of(r, self.shared_prefix, sample) for r in admitted)
         self._prefill = Step(
             decoded.index, "prefill", runs, len(self.running),
@@ -169,7 +184,7 @@ class Scheduler:
             usage=self.usage(),
             num_running=len(self.running),
             num_waiting=len(self.waiting),
-            admitted=tuple(r.req_id for r in step.runs),
+            admitted=self._admitted,
             refused=self._refused,
             preempted=decoded.preempted,
             finished=self._decode_finished + finished,
@@ -188,6 +203,13 @@ class Scheduler:
     # ---- what a phase computes ---------------------------------------------------------------
     def _held(self, r: Request) -> int:
         return r.prompt_len + self.generated[r.req_id]
+
+    def _to_prefill(self, r: Request) -> int:
+        """Tokens `r` holds once admitted: what it held before a preemption (recomputed), or
+        under vLLM V1's rules every token it has, the one it sampled last included."""
+        if self.config.rules == "vllm-v1":
+            return r.prompt_len + len(self.output_ids[r.req_id])
+        return self._held(r)
 
     def _run_of(self, r: Request, start: int, sample: bool) -> SeqRun:
         """Positions start .. held - 1 of `r`. A request re-prefilled after a preemption keeps
@@ -266,12 +288,18 @@ class Scheduler:
         return tuple(back)
 
     def _enter(self, r: Request) -> None:
-        """Put `r` among the running requests, keeping them in arrival order."""
-        bisect.insort(self.running, r, key=lambda q: self._arrival_rank[q.req_id])
+        """Put `r` among the running requests, in arrival order (vLLM V1: in the order they
+        were scheduled, so a request that comes back after a preemption is the next victim)."""
+        if self.config.rules == "vllm-v1":
+            self.running.append(r)
+        else:
+            bisect.insort(self.running, r, key=lambda q: self._arrival_rank[q.req_id])
 
     def _admit(self) -> tuple:
         """Admit the queue's head while it fits; return (prefix run, copies, admitted, refused)."""
         prefix, copies, admitted = None, [], []
+        cap = self.config.max_num_batched_tokens
+        budget = float("inf") if cap is None else cap - len(self.running)  # a token per decode
         while self.waiting:
             r = self.waiting[0]
             if self._full():
@@ -281,10 +309,14 @@ class Scheduler:
             held = self.config.admission == "hold" and self._preempted
             if held and r.req_id not in self._preempted:
                 return prefix, copies, admitted, ((r.req_id, "held"),)  # §4.5: preempted first
-            n = self._held(r)  # recomputation re-prefills everything it held
+            n = self._to_prefill(r)
             reason = self.pool.why_not(r, n)
+            budget -= n - self.shared_prefix
+            if reason is None and budget < 0:
+                reason = "token_budget"  # vLLM would prefill a chunk of it; the course waits
             if reason is not None:
                 return prefix, copies, admitted, ((r.req_id, reason),)
+            self.generated[r.req_id] = n - r.prompt_len
             if self.shared_prefix and not self.pool.holds_prefix:
                 table = tuple(self.pool.hold_prefix())
                 ids = r.prompt_token_ids and r.prompt_token_ids[: self.shared_prefix]

@@ -44,6 +44,7 @@ from .paging import num_blocks_for
 from .workloads import Request
 
 SIM_POLICIES = (*POLICIES, "paged")
+RULES = ("course", "vllm-v1")
 ADMISSION_RULES = ("greedy", "hold")
 PREEMPTION_MODES = ("recompute", "swap")
 _PAGED_ONLY = ("block_size", "seed", "watermark", "admission", "preemption", "cpu_blocks",
@@ -72,6 +73,8 @@ class SchedulerConfig:
     shared_prefix: int  # 0: none
     eos_token_id: int | None = None  # a request also finishes when it samples this token
     prefill_samples: bool = False  # a real model samples its first token from the prefill
+    rules: str = "course"  # or "vllm-v1": vLLM V1's step, admission, victims and null block
+    max_num_batched_tokens: int | None = None  # tokens one step may compute (vLLM's budget)
 
     @classmethod
     def settle(
@@ -91,6 +94,8 @@ class SchedulerConfig:
         shared_prefix: int | None = None,  # paged only
         eos_token_id: int | None = None,
         prefill_samples: bool = False,
+        rules: str = "course",
+        max_num_batched_tokens: int | None = None,
     ) -> SchedulerConfig:
         """Check every option, fill in the defaults; raise ValueError naming a bad value."""
         if policy not in SIM_POLICIES:
@@ -105,13 +110,22 @@ class SchedulerConfig:
         kv_slots = require_int("kv_slots", kv_slots, at_least=1)
         if max_num_seqs is not None:
             max_num_seqs = require_int("max_num_seqs", max_num_seqs, at_least=1)
+        if rules not in RULES:
+            raise ValueError(f"rules must be one of {RULES}, got {rules!r}")
+        if rules == "vllm-v1":  # paging, recomputation, no watermark unless asked, no forks
+            vllm_v1_refusals(policy, preemption, admission, shared_prefix)
+            watermark, prefill_samples = watermark or 0.0, True
+        if max_num_batched_tokens is not None:
+            max_num_batched_tokens = require_int("max_num_batched_tokens", max_num_batched_tokens,
+                                                 at_least=1)  # fmt: skip
         if eos_token_id is not None:
             eos_token_id = require_int("eos_token_id", eos_token_id, at_least=0)
         if not isinstance(prefill_samples, bool):
             raise ValueError(f"prefill_samples must be True or False, got {prefill_samples!r}")
         common = dict(policy=policy, kv_slots=kv_slots, max_seq_len=max_seq_len,
                       max_num_seqs=max_num_seqs, eos_token_id=eos_token_id,
-                      prefill_samples=prefill_samples)  # fmt: skip
+                      prefill_samples=prefill_samples, rules=rules,
+                      max_num_batched_tokens=max_num_batched_tokens)  # fmt: skip
         if policy != "paged":
             placement = "first_fit" if placement is None else placement
             if placement not in PLACEMENTS:
@@ -148,8 +162,17 @@ class SchedulerConfig:
 
     @property
     def num_blocks(self) -> int:
-        """Physical blocks in the GPU pool (paged only)."""
+        """Physical blocks in the GPU pool (paged only), vLLM's null block included."""
         return self.kv_slots // self.block_size
+
+    @property
+    def null_block(self) -> bool:
+        """Whether block 0 is vLLM's null block, never handed out (vLLM V1's rules)."""
+        return self.rules == "vllm-v1"
+
+    @property
+    def usable_blocks(self) -> int:
+        return self.num_blocks - self.null_block
 
     @property
     def watermark_blocks(self) -> int:
@@ -187,11 +210,12 @@ class SchedulerConfig:
                 )
             if self.policy == "paged":  # admission keeps the watermark free: it must fit too
                 need = num_blocks_for(r.final_len, self.block_size)
-                if need + self.watermark_blocks > self.num_blocks:
+                if need + self.watermark_blocks > self.usable_blocks:
+                    null = " (one of them vLLM's null block)" if self.null_block else ""
                     raise KVBudgetTooSmall(
                         f"request {r.req_id!r} needs {need} blocks (+ {self.watermark_blocks} "
                         f"kept free); kv_slots={self.kv_slots} hold {self.num_blocks} blocks of "
-                        f"{self.block_size}"
+                        f"{self.block_size}{null}"
                     )
             elif not empty.can_allocate(prompt_len=r.prompt_len, output_len=r.output_len):
                 size = empty.allocation_size(prompt_len=r.prompt_len, output_len=r.output_len)
@@ -200,3 +224,17 @@ class SchedulerConfig:
                     f"reserves them at admission); even an empty arena of kv_slots="
                     f"{self.kv_slots} cannot hold it"
                 )
+
+
+def vllm_v1_refusals(policy, preemption, admission, shared_prefix) -> None:
+    """What vLLM V1's rules cannot be combined with, each refused by name."""
+    if policy != "paged":
+        raise ValueError(f"rules='vllm-v1' needs policy 'paged', got {policy!r}")
+    if preemption not in (None, "recompute"):
+        raise ValueError(f"rules='vllm-v1' preempts by recomputation (V1 has no swapping), "
+                         f"got preemption={preemption!r}")  # fmt: skip
+    if admission not in (None, "greedy"):
+        raise ValueError(f"rules='vllm-v1' admits greedily, got admission={admission!r}")
+    if shared_prefix:
+        raise ValueError(f"rules='vllm-v1' shares prompts by prefix caching, not by forks: "
+                         f"shared_prefix={shared_prefix!r} does not apply")  # fmt: skip
