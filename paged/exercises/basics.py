@@ -1,10 +1,11 @@
-"""Checkers for the Triton on-ramp (chapter 6): five small puzzles before the paged kernel.
+"""Checkers for the Triton on-ramp (chapter 6): grids, masks and strides, as `KernelSpec`s.
 
-Each launches the learner's @triton.jit kernel on tiny hidden cases (under the interpreter here,
-on the GPU where there is one) and compares with PyTorch. Outputs start as SENTINEL, inputs sit in
-guarded buffers whose padding is NaN (or, for softmax, a huge number), and under the interpreter
-every loaded and stored address is checked (`triton_checks.Watch`), so a kernel that masks its
-store but not its load is told so.
+Each puzzle is data for `kernel_runner.check_kernel`, which launches the learner's @triton.jit
+kernel on tiny fixed and random cases (under the interpreter here, on the GPU where there is
+one) and compares with PyTorch. Outputs start as SENTINEL, inputs sit in guarded buffers whose
+padding is NaN, and under the interpreter every loaded and stored address is checked
+(`triton_checks.Watch`), so a kernel that masks its store but not its load is told so. The two
+computing puzzles (a row softmax and tl.dot) are in `basics_compute.py`.
 """
 
 from __future__ import annotations
@@ -13,23 +14,8 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .triton_checks import (
-    CORRECT,
-    NAN,
-    PAST_END,
-    SENTINEL,
-    UNMASKED_LOAD,
-    Watch,
-    device,
-    first_difference,
-    grid_mask,
-    launch,
-    not_a_kernel,
-    same,
-    strays_in,
-    wrong,
-    wrote_nothing,
-)  # fmt: skip
+from .kernel_runner import Case, KernelSpec, check_kernel
+from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same, strays_in
 from .triton_checks import cell_namer as _cell
 
 __all__ = [
@@ -40,10 +26,10 @@ __all__ = [
     "check_stamp_kernel",
 ]
 
+BLOCKS = (1, 2, 4, 8, 16)  # the block sizes a random case draws from
 
 
 # ---- 1 · program ids and grids ----------------------------------------------------------------
-STAMP_CASES = ((3, 4), (2, 16), (5, 1), (1, 8))  # (programs, BLOCK)
 STAMP = {
     "same_block": msg(
         "every program wrote the same first BLOCK elements: program pid owns elements "
@@ -66,40 +52,44 @@ STAMP = {
 }  # fmt: skip
 
 
-def check_stamp_kernel(kernel) -> bool:
+def _stamp_case(params, seed):
+    programs, block = params
+    n, watch = programs * block, Watch()
+    flat = torch.full((n + block,), SENTINEL, device=device())
+    ok = np.arange(n + block) < n
+    watch.add("out", flat, load=False, store=ok)
+    return Case(
+        where=f"{programs} programs, BLOCK {block}", watch=watch,
+        run=lambda k: k[(programs,)](flat, BLOCK=block), outputs=[("out", flat, ok)],
+        got=lambda: flat[:n].cpu(), want=(torch.arange(n) // block).float(),
+        data={"programs": programs, "block": block, "n": n},
+    )  # fmt: skip
+
+
+STAMP_SPEC = KernelSpec(
+    name="stamp_kernel",
+    fixed=((3, 4), (2, 16), (5, 1), (1, 8)),  # (programs, BLOCK)
+    build=_stamp_case,
+    draw=lambda rng: (rng.choice((1, 2, 3, 7)), rng.choice(BLOCKS)),
+    summary="grids of 1-7 programs, BLOCK 1-16",
+    store_hints=((lambda f: True, STAMP["past"]),),
+    value_hints=(
+        (lambda f: f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all()),
+         STAMP["same_block"]),
+        (lambda f: same(f.got, torch.arange(f.n)) or same(f.got, torch.arange(f.n) % f.block),
+         STAMP["offsets"]),
+        (lambda f: bool((f.got == SENTINEL).any()), STAMP["cover"]),
+    ),
+)  # fmt: skip
+
+
+def check_stamp_kernel(kernel, seed=None) -> bool:
     """stamp_kernel[(programs,)](out_ptr, BLOCK=): program pid writes pid into its BLOCK
     elements."""
-    name = "stamp_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for programs, block in STAMP_CASES:
-        n, watch = programs * block, Watch()
-        flat = torch.full((n + block,), SENTINEL, device=device())
-        allowed = np.arange(n + block) < n
-        watch.add("out", flat, load=False, store=allowed)
-        if not launch(name, watch, kernel[(programs,)], flat, BLOCK=block):
-            return False
-        got, want = flat[:n].cpu(), torch.arange(n) // block
-        where = f"{programs} programs, BLOCK {block}"
-        if bool((flat == SENTINEL).all()):
-            return wrote_nothing(name)
-        if watch.describe("store") or len(strays_in(flat, allowed, SENTINEL)):
-            return wrong(name, where, watch.describe("store") or PAST_END, STAMP["past"])
-        if same(got, want):
-            continue
-        if programs > 1 and bool((got[block:] == SENTINEL).all()):
-            hint = STAMP["same_block"]
-        elif same(got, torch.arange(n)) or same(got, torch.arange(n) % block):
-            hint = STAMP["offsets"]
-        else:
-            hint = STAMP["cover"] if bool((got == SENTINEL).any()) else None
-        return wrong(name, where, first_difference("out", got, want), hint)
-    print(CORRECT.format(name=name, what=f"{len(STAMP_CASES)} grids"))
-    return True
+    return check_kernel(STAMP_SPEC, kernel, seed)
 
 
 # ---- 2 · pointers, offsets and masks: the masked copy ------------------------------------------
-COPY_CASES = ((10, 4), (16, 8), (1, 8), (33, 16), (5, 1))  # (n, BLOCK)
 COPY = {
     "store": msg(
         "the last program's lanes past n stored too: mask the store with offs < n.",
@@ -115,58 +105,62 @@ COPY = {
 }  # fmt: skip
 
 
-def check_copy_kernel(kernel) -> bool:
+def _copy_case(params, seed):
+    """x (non-integer values) between NaN guards; out followed by SENTINEL."""
+    n, block = params
+    guard, watch = 2 * block, Watch()
+    values = torch.randn(n, generator=torch.Generator().manual_seed(seed)) * 10
+    x_flat = torch.full((n + 2 * guard,), NAN)
+    x_flat[guard : guard + n] = values
+    x_flat = x_flat.to(device())
+    x = x_flat[guard : guard + n]
+    out = torch.full((n + guard,), SENTINEL, device=device())
+    idx = np.arange(n + 2 * guard) - guard  # x_flat element -> index into x
+    watch.add("x", x_flat, load=(idx >= 0) & (idx < n), where=lambda i: f"x[{i - guard}]")
+    ok = np.arange(n + guard) < n
+    watch.add("out", out, load=False, store=ok)
+    return Case(
+        where=f"n {n}, BLOCK {block}", watch=watch,
+        run=lambda k: k[(-(-n // block),)](x, out, n, BLOCK=block), outputs=[("out", out, ok)],
+        got=lambda: out[:n].cpu(), want=values, data={"n": n, "block": block, "guard": guard,
+                                                      "out": out, "ok": ok},
+    )  # fmt: skip
+
+
+def _one_past_store(f) -> bool:
+    stray = {e for _, e, _ in f.watch.stray["store"]} | set(strays_in(f.out, f.ok, SENTINEL))
+    return stray == {f.n} and f.watch.count["store"] <= 1
+
+
+def _one_past_load(f) -> bool:
+    first = f.watch.stray["load"][0]
+    return f.watch.count["load"] == 1 and first[0] is not None and first[1] == f.guard + f.n
+
+
+COPY_SPEC = KernelSpec(
+    name="copy_kernel",
+    fixed=((10, 4), (16, 8), (1, 8), (33, 16), (5, 1)),  # (n, BLOCK)
+    build=_copy_case,
+    draw=lambda rng: (lambda b: (rng.choice((1, b, b + 1, 2 * b - 1, rng.randint(1, 40))), b))(
+        rng.choice(BLOCKS)),
+    summary="n 1-40, BLOCK 1-16, n not a multiple of BLOCK",
+    store_hints=((_one_past_store, COPY["off_by_one"]), (lambda f: True, COPY["store"])),
+    value_hints=((lambda f: f.n > f.block and bool((f.got[f.block :] == SENTINEL).all()),
+                  COPY["start"]),),
+    load_hints=((_one_past_load, COPY["off_by_one"]),),
+)  # fmt: skip
+
+
+def check_copy_kernel(kernel, seed=None) -> bool:
     """copy_kernel[(cdiv(n, BLOCK),)](x_ptr, out_ptr, n, BLOCK=): out[:n] = x[:n], masked.
 
-    x sits between NaN guards; out is followed by SENTINEL. Under the interpreter a load of x[n]
-    or beyond is an unmasked load; on a GPU only what reaches out can be seen.
+    Under the interpreter a load of x[n] or beyond is an unmasked load; on a GPU only what
+    reaches out can be seen.
     """
-    name = "copy_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for n, block in COPY_CASES:
-        guard, watch = 2 * block, Watch()
-        x_flat = _guarded_range(n, guard).to(device())
-        x = x_flat[guard : guard + n]
-        out = torch.full((n + guard,), SENTINEL, device=device())
-        idx = np.arange(n + 2 * guard) - guard  # x_flat element -> index into x
-        watch.add("x", x_flat, load=(idx >= 0) & (idx < n), where=lambda i, g=guard: f"x[{i - g}]")
-        allowed = np.arange(n + guard) < n
-        watch.add("out", out, load=False, store=allowed)
-        if not launch(name, watch, kernel[(-(-n // block),)], x, out, n, BLOCK=block):
-            return False
-        where, got = f"n {n}, BLOCK {block}", out[:n].cpu()
-        if bool((out == SENTINEL).all()):
-            return wrote_nothing(name)
-        stray = {e for _, e, _ in watch.stray["store"]} | set(strays_in(out, allowed, SENTINEL))
-        if stray:
-            one_more = stray == {n} and watch.count["store"] <= 1
-            hint = COPY["off_by_one"] if one_more else COPY["store"]
-            return wrong(name, where, watch.describe("store") or PAST_END, hint)
-        if not same(got, x.cpu()):
-            unwritten = bool((got[block:] == SENTINEL).all()) and n > block
-            hint = COPY["start"] if unwritten else None
-            return wrong(name, where, first_difference("out", got, x.cpu()), hint)
-        if watch.describe("load"):
-            first = watch.stray["load"][0]
-            one_more = watch.count["load"] == 1 and first[0] is not None and first[1] == guard + n
-            hint = COPY["off_by_one"] if one_more else UNMASKED_LOAD
-            return wrong(name, where, watch.describe("load"), hint)
-    print(CORRECT.format(name=name, what=f"{len(COPY_CASES)} cases: n 1-33, BLOCK 1-16"))
-    return True
-
-
-def _guarded_range(n, guard):
-    """1..n between NaN guards."""
-    flat = torch.full((n + 2 * guard,), NAN)
-    flat[guard : guard + n] = torch.arange(1, n + 1, dtype=torch.float32)
-    return flat
+    return check_kernel(COPY_SPEC, kernel, seed)
 
 
 # ---- 3 · broadcasting: a 2-D tile with row strides ----------------------------------------------
-# (M, N, stride_x, stride_out, BM, BN): BM == BN first, so a 1-D mask is silently wrong there.
-COPY_2D_CASES = ((5, 6, 9, 8, 8, 8), (8, 16, 16, 16, 4, 8),
-                 (3, 40, 43, 41, 2, 16), (1, 1, 3, 2, 2, 4))  # fmt: skip
 COPY_2D = {
     "one_d": msg(
         "a 1-D mask on a 2-D tile: a mask of shape (BM,) next to a (BM, BN) tile is lined up with "
@@ -201,47 +195,62 @@ COPY_2D = {
 }  # fmt: skip
 
 
+def _copy_2d_case(params, seed):
+    M, N, sx, so, bm, bn = params
+    rows, cols = np.arange(M)[:, None], np.arange(N)[None, :]
+    x_flat = torch.full(((M + bm) * sx,), NAN)
+    values = torch.tensor(1000 * rows + cols + 1, dtype=torch.float32) + 0.25
+    x_flat.view(-1, sx)[:M, :N] = values
+    out = torch.full(((M + bm) * so,), SENTINEL, device=device())
+    x_flat = x_flat.to(device())
+    may_x, may_out = grid_mask(x_flat.numel(), sx, M, N), grid_mask(out.numel(), so, M, N)
+    watch = Watch()
+    watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
+    watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
+    grid = (-(-M // bm), -(-N // bn))
+    return Case(
+        where=f"M {M}, N {N}, stride_x {sx}, stride_out {so}, BM {bm}, BN {bn}", watch=watch,
+        run=lambda k: k[grid](x_flat, out, M, N, sx, so, BM=bm, BN=bn),
+        outputs=[("out", out, may_out)], got=lambda: out.cpu().view(-1, so)[:M, :N],
+        want=values, data={"params": params, "out": out, "x_flat": x_flat, "may_out": may_out},
+    )  # fmt: skip
 
 
-def check_copy_2d_kernel(kernel) -> bool:
+def _copy_2d_draw(rng):
+    bm, bn = rng.choice((2, 4, 8)), rng.choice((2, 4, 8, 16))
+    M, N = rng.choice((1, bm, bm + 1, 2 * bm + 1)), rng.choice((1, bn - 1 or 1, bn + 1, 2 * bn))
+    return M, N, N + rng.randint(1, 4), N + rng.randint(0, 3), bm, bn
+
+
+
+
+def _2d(key):
+    return lambda f: _copy_2d_mistake(f) == key
+
+
+COPY_2D_SPEC = KernelSpec(
+    name="copy_2d_kernel",
+    # (M, N, stride_x, stride_out, BM, BN): BM == BN first, so a 1-D mask is silently wrong there.
+    fixed=((5, 6, 9, 8, 8, 8), (8, 16, 16, 16, 4, 8), (3, 40, 43, 41, 2, 16), (1, 1, 3, 2, 2, 4)),
+    build=_copy_2d_case,
+    draw=_copy_2d_draw,
+    summary="ragged edges, strided rows",
+    store_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
+    value_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
+)  # fmt: skip
+
+
+def check_copy_2d_kernel(kernel, seed=None) -> bool:
     """copy_2d_kernel[(cdiv(M, BM), cdiv(N, BN))](x_ptr, out_ptr, M, N, stride_x, stride_out,
     BM=, BN=): copy an (M, N) matrix whose rows are stride_x apart into out (rows stride_out apart).
     """
-    name = "copy_2d_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for M, N, sx, so, bm, bn in COPY_2D_CASES:
-        rows, cols = np.arange(M)[:, None], np.arange(N)[None, :]
-        x_flat = torch.full(((M + bm) * sx,), NAN)
-        values = torch.tensor(1000 * rows + cols + 1, dtype=torch.float32)
-        x_flat.view(-1, sx)[:M, :N] = values
-        out = torch.full(((M + bm) * so,), SENTINEL, device=device())
-        x_flat = x_flat.to(device())
-        may_x, may_out = grid_mask(x_flat.numel(), sx, M, N), grid_mask(out.numel(), so, M, N)
-        watch = Watch()
-        watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
-        watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
-        grid = (-(-M // bm), -(-N // bn))
-        if not launch(name, watch, kernel[grid], x_flat, out, M, N, sx, so, BM=bm, BN=bn):
-            return False
-        where = f"M {M}, N {N}, stride_x {sx}, stride_out {so}, BM {bm}, BN {bn}"
-        if bool((out == SENTINEL).all()):
-            return wrote_nothing(name)
-        got_flat = out.cpu()
-        got = got_flat.view(-1, so)[:M, :N]
-        if same(got, values) and not strays_in(out, may_out, SENTINEL).size:
-            if watch.describe("load"):
-                return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
-            continue
-        hint = _copy_2d_mistake(got_flat, x_flat.cpu(), values, M, N, sx, so, bm, bn, may_out)
-        what = watch.describe("store") or first_difference("out", got, values)
-        return wrong(name, where, what, hint)
-    print(CORRECT.format(name=name, what=f"{len(COPY_2D_CASES)} cases: ragged edges, strided rows"))
-    return True
+    return check_kernel(COPY_2D_SPEC, kernel, seed)
 
 
-def _copy_2d_mistake(got_flat, x_flat, values, M, N, sx, so, bm, bn, may_out):
-    """Name the typical mistake that produces got_flat, or None."""
+def _copy_2d_mistake(f):
+    """The key of the typical mistake that leaves out as the kernel left it, or None."""
+    M, N, sx, so, bm, bn = f.params
+    got_flat, x_flat, values = f.out.cpu(), f.x_flat.cpu(), f.want
     r, c = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
 
     def stored(src, out_stride):  # out as the kernel with these strides would leave it
@@ -250,16 +259,16 @@ def _copy_2d_mistake(got_flat, x_flat, values, M, N, sx, so, bm, bn, may_out):
         return sim
 
     if same(got_flat, stored(x_flat[torch.tensor(r * N + c)], so)):
-        return COPY_2D["stride_x"]
+        return "stride_x"
     if same(got_flat, stored(values, sx)) or same(got_flat, stored(values, N)):
-        return COPY_2D["stride_out"]
-    stray = strays_in(got_flat, may_out, SENTINEL)
+        return "stride_out"
+    stray = strays_in(got_flat, f.may_out, SENTINEL)
     unwritten = bool((got_flat.view(-1, so)[:M, :N] == SENTINEL).any())
     if len(stray) and unwritten:
-        return COPY_2D["one_d"]
+        return "one_d"
     if len(stray):
-        return COPY_2D["cols"] if (stray % so >= N).any() else COPY_2D["rows"]
-    return COPY_2D["axes"] if unwritten else None
+        return "cols" if (stray % so >= N).any() else "rows"
+    return "axes" if unwritten else None
 
 
 from .basics_compute import check_dot_kernel, check_row_softmax_kernel  # noqa: E402

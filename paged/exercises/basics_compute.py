@@ -1,6 +1,9 @@
-"""The on-ramp's two computing puzzles (chapter 6): a row softmax and a padded tl.dot.
+"""The on-ramp's two computing puzzles (chapter 6), as `KernelSpec`s: a row softmax and tl.dot.
 
-Helpers of `basics.py`, which exports these checkers; see its docstring for how they check.
+Exported by `basics.py` (its docstring says how they are checked). The softmax's cases hold rows
+in the hundreds and beyond 1000 (past float64's exp range, so only the max subtraction keeps
+them finite), rows that are all negative, non-integer values and BLOCK_N far above N; the dot's
+hold integer (and quarter) data a float32 sum gets exactly, with sums past float16's 2048.
 """
 
 from __future__ import annotations
@@ -9,33 +12,16 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .triton_checks import (
-    CORRECT,
-    NAN,
-    PAST_END,
-    SENTINEL,
-    UNMASKED_LOAD,
-    Watch,
-    device,
-    first_difference,
-    grid_mask,
-    launch,
-    not_a_kernel,
-    same,
-    strays_in,
-    wrong,
-    wrote_nothing,
-)  # fmt: skip
+from .kernel_runner import Case, KernelSpec, check_kernel
+from .triton_checks import NAN, SENTINEL, UNMASKED_LOAD, Watch, device, grid_mask, same
 from .triton_checks import cell_namer as _cell
 
 __all__: list[str] = []  # exported by basics.py
 
 
 # ---- 4 · tl.constexpr tiles, masked lanes and a reduction: row softmax -------------------------
-# (M, N, BLOCK_N, scale): BLOCK_N equal to N, above it, far above it, 1; scores in the hundreds.
-ROW_SOFTMAX_CASES = ((3, 5, 8, 1.0), (2, 16, 16, 1.0), (2, 10, 32, 1.0), (2, 1, 1, 1.0),
-                     (2, 7, 8, 100.0))  # fmt: skip
-POISON = 1000.0  # after every row of x: a load that reaches it wins the max
+POISON = 3.0e4  # after every row of x: a load that reaches it wins the max
+NEGATIVE = msg("in row 0, whose values are all negative", "값이 모두 음수인 0행")
 ROW_SOFTMAX = {
     "store": msg(
         "lanes past N stored too (into the next row, or past the end): mask the store with "
@@ -57,69 +43,91 @@ ROW_SOFTMAX = {
 }  # fmt: skip
 
 
-def check_row_softmax_kernel(kernel) -> bool:
+def _softmax_case(params, seed):
+    M, N, block, scale = params
+    sx = N + 3
+    x = torch.randn(M, N, generator=torch.Generator().manual_seed(seed)) * scale
+    x[0] = -x[0].abs() - scale  # an all-negative row: padding read as 0.0 would win its max
+    x_flat = torch.full((M * sx + block,), POISON)
+    x_flat[: M * sx].view(M, sx)[:, :N] = x
+    out = torch.full((M * N + block,), SENTINEL, device=device())
+    x_flat = x_flat.to(device())
+    watch = Watch()
+    watch.add("x", x_flat, load=grid_mask(x_flat.numel(), sx, M, N), where=_cell("x", sx, M, N))
+    idx = np.arange(out.numel())
+
+    def own_row(pid):  # program r writes row r of out only
+        return (idx >= pid[0] * N) & (idx < (pid[0] + 1) * N)
+
+    watch.add("out", out, load=False, store=own_row, where=_cell("out", N, M, N))
+    size = {1: "", 30: ", values in the tens", 100: ", values in the hundreds"}
+    return Case(
+        where=f"M {M}, N {N}, BLOCK_N {block}" + size.get(scale, f", values around ±{scale:g}"),
+        watch=watch, run=lambda k: k[(M,)](x_flat, out, N, sx, BLOCK_N=block),
+        outputs=[("out", out, idx < M * N)], got=lambda: out[: M * N].cpu().view(M, N),
+        want=torch.softmax(x.double(), 1), regions={NEGATIVE: _row0(M, N)},
+        data={"x": x, "x_flat": x_flat, "sx": sx, "block": block, "scale": scale},
+    )  # fmt: skip
+
+
+def _row0(M, N):
+    mask = torch.zeros(M, N, dtype=torch.bool)
+    mask[0] = True
+    return mask
+
+
+def _softmax_draw(rng):
+    N = rng.choice((1, 3, 8, 9, 16))
+    block = max(1, 1 << (N - 1).bit_length()) * rng.choice((1, 1, 2))
+    return rng.choice((1, 2, 3)), N, block, rng.choice((1, 30, 1000, 2500))
+
+
+def _padded(f):
+    M, N = f.x.shape
+    xd = f.x.double()
+    return torch.softmax(torch.cat([xd, xd.new_zeros(M, f.block - N)], 1), 1)[:, :N]
+
+
+def _unmasked(f):
+    M, N = f.x.shape
+    flat = f.x_flat.cpu()
+    rows = torch.stack([flat[r * f.sx : r * f.sx + f.block] for r in range(M)]).double()
+    return torch.softmax(rows, 1)[:, :N]
+
+
+def _no_sum(f):
+    xd = f.x.double()
+    return torch.exp(xd - xd.max(1, keepdim=True).values)
+
+
+ROW_SOFTMAX_SPEC = KernelSpec(
+    name="row_softmax_kernel",
+    # (M, N, BLOCK_N, scale): BLOCK_N equal to N, above it, far above it, 1; values in the
+    # hundreds, and past 1000 (exp overflows float64 there too).
+    fixed=((3, 5, 8, 1.0), (2, 16, 16, 1.0), (2, 10, 32, 1.0), (2, 1, 1, 1.0), (2, 7, 8, 100.0),
+           (3, 6, 8, 1000.0)),
+    build=_softmax_case,
+    draw=_softmax_draw,
+    tol=1e-5,
+    summary="BLOCK_N 1-32, N 1-16, all-negative rows, values in the hundreds and thousands",
+    store_hints=((lambda f: True, ROW_SOFTMAX["store"]),),
+    value_hints=(
+        (lambda f: not torch.isfinite(f.got).all() and f.scale > 10, ROW_SOFTMAX["overflow"]),
+        (lambda f: same(f.got, _padded(f), 1e-5), ROW_SOFTMAX["pad_zero"]),
+        (lambda f: same(f.got, _unmasked(f), 1e-5), UNMASKED_LOAD),
+        (lambda f: same(f.got, _no_sum(f), 1e-5), ROW_SOFTMAX["no_sum"]),
+    ),
+)  # fmt: skip
+
+
+def check_row_softmax_kernel(kernel, seed=None) -> bool:
     """row_softmax_kernel[(M,)](x_ptr, out_ptr, N, stride_x, BLOCK_N=): out (M, N) = softmax of
     each row of x; rows of x are stride_x apart, out is contiguous; BLOCK_N >= N, a power of two.
     """
-    name = "row_softmax_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for k, (M, N, block, scale) in enumerate(ROW_SOFTMAX_CASES):
-        sx = N + 3
-        x = torch.randn(M, N, generator=torch.Generator().manual_seed(k)) * scale
-        x[0] = -x[0].abs() - 1  # an all-negative row: padding read as 0.0 would win its max
-        x_flat = torch.full((M * sx + block,), POISON)
-        x_flat[: M * sx].view(M, sx)[:, :N] = x
-        out = torch.full((M * N + block,), SENTINEL, device=device())
-        x_flat = x_flat.to(device())
-        may_x = grid_mask(x_flat.numel(), sx, M, N)
-        watch = Watch()
-        watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
-        idx = np.arange(out.numel())
-
-        def own_row(pid, idx=idx, N=N):  # program r writes row r of out only
-            return (idx >= pid[0] * N) & (idx < (pid[0] + 1) * N)
-
-        watch.add("out", out, load=False, store=own_row, where=_cell("out", N, M, N))
-        if not launch(name, watch, kernel[(M,)], x_flat, out, N, sx, BLOCK_N=block):
-            return False
-        where = f"M {M}, N {N}, BLOCK_N {block}" + (", x in the hundreds" if scale > 10 else "")
-        if bool((out == SENTINEL).all()):
-            return wrote_nothing(name)
-        got, want = out[: M * N].cpu().view(M, N), torch.softmax(x.double(), 1)
-        if watch.describe("store") or strays_in(out, idx < M * N, SENTINEL).size:
-            return wrong(name, where, watch.describe("store") or PAST_END, ROW_SOFTMAX["store"])
-        if same(got, want, 1e-5):
-            if watch.describe("load"):
-                return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
-            continue
-        return wrong(name, where, first_difference("out", got, want, 1e-5),
-                     _softmax_mistake(got, x, x_flat.cpu(), sx, block, scale))
-    print(CORRECT.format(name=name, what=f"{len(ROW_SOFTMAX_CASES)} cases: BLOCK_N 1-32, N 1-16, "
-                                           "values in the hundreds"))
-    return True
-
-
-def _softmax_mistake(got, x, x_flat, sx, block, scale):
-    M, N = x.shape
-    xd = x.double()
-    padded = torch.cat([xd, xd.new_zeros(M, block - N)], 1)
-    unmasked = torch.stack([x_flat[r * sx : r * sx + block] for r in range(M)]).double()
-    if not torch.isfinite(got).all() and scale > 10:
-        return ROW_SOFTMAX["overflow"]
-    if same(got, torch.softmax(padded, 1)[:, :N], 1e-5):
-        return ROW_SOFTMAX["pad_zero"]
-    if same(got, torch.softmax(unmasked, 1)[:, :N], 1e-5):
-        return UNMASKED_LOAD
-    if same(got, torch.exp(xd - xd.max(1, keepdim=True).values), 1e-5):
-        return ROW_SOFTMAX["no_sum"]
-    return None
+    return check_kernel(ROW_SOFTMAX_SPEC, kernel, seed)
 
 
 # ---- 5 · tl.dot's shape rule: pad to 16, accumulate in fp32 -----------------------------------
-# (M, N, K, largest |value|); BM = BN = BK = 16. Integers, exact in float16 and in a float32 sum;
-# the last case's sums pass 2048, beyond which a float16 sum can no longer hold every integer.
-DOT_CASES = ((4, 8, 5, 3), (16, 16, 16, 3), (3, 5, 40, 3), (1, 1, 1, 3), (2, 3, 48, 30))
 DOT = {
     "nan": msg(
         "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and "
@@ -152,60 +160,70 @@ DOT = {
 }  # fmt: skip
 
 
-def _matrix(rows, cols, stride, seed, top=3, pad_rows=16):
-    """(flat, values): integers in [-top, top] (exact in fp16, tf32 and fp32), NaN-padded rows."""
-    g = torch.Generator().manual_seed(seed)
-    values = torch.randint(-top, top + 1, (rows, cols), generator=g)
+def _matrix(rows, cols, stride, g, top, quarters):
+    """(flat, values): NaN-padded rows of integers in [-top, top] (or quarters of them): exact
+    in float16, and in a float32 sum; a large `top` gives same-sign values whose sums pass 2048."""
+    values = torch.randint(-top, top + 1, (rows, cols), generator=g).double()
     if top > 3:  # same signs: the sums grow past float16's 2048
         values = values.abs().clamp(min=top // 2)
-    flat = torch.full(((rows + pad_rows) * stride + 16,), NAN, dtype=torch.float16)
+    if quarters:
+        values = values / 4
+    flat = torch.full(((rows + 16) * stride + 16,), NAN, dtype=torch.float16)
     flat[: rows * stride].view(rows, stride)[:, :cols] = values.half()
-    return flat, values.double(), grid_mask(flat.numel(), stride, rows, cols)
+    return flat.to(device()), values, grid_mask(flat.numel(), stride, rows, cols)
 
 
-def check_dot_kernel(kernel) -> bool:
+def _dot_case(params, seed):
+    M, N, K, top, quarters = params
+    g = torch.Generator().manual_seed(seed)
+    sa, sb, so = K + 3, N + 2, N + 1
+    a_flat, a, may_a = _matrix(M, K, sa, g, top, quarters)
+    b_flat, b, may_b = _matrix(K, N, sb, g, top, quarters)
+    out = torch.full(((M + 16) * so + 16,), SENTINEL, device=device())
+    may_out = grid_mask(out.numel(), so, M, N)
+    watch = Watch()
+    watch.add("a", a_flat, load=may_a, where=_cell("a", sa, M, K))
+    watch.add("b", b_flat, load=may_b, where=_cell("b", sb, K, N))
+    watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
+    return Case(
+        where=f"M {M}, N {N}, K {K}" + (", quarters" if quarters else ""), watch=watch,
+        run=lambda k: k[(1,)](a_flat, b_flat, out, M, N, K, sa, sb, so, BM=16, BN=16, BK=16),
+        outputs=[("out", out, may_out)], got=lambda: out.cpu()[: M * so].view(M, so)[:, :N],
+        want=a @ b, data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K},
+    )  # fmt: skip
+
+
+def _strided(f):  # rows read K and N apart
+    M, K = f.a.shape
+    N = f.b.shape[1]
+    a_w = f.a_flat.cpu().double()[: M * K].view(M, K)
+    b_w = f.b_flat.cpu().double()[: K * N].view(K, N)
+    return any(same(f.got, x @ y, 1e-3) and not (x @ y).isnan().all()
+               for x, y in ((a_w, f.b), (f.a, b_w), (a_w, b_w)))  # fmt: skip
+
+
+DOT_SPEC = KernelSpec(
+    name="dot_kernel",
+    # (M, N, K, largest |value|, quarters); BM = BN = BK = 16. The last cases' sums pass 2048,
+    # beyond which a float16 sum can no longer hold every integer.
+    fixed=((4, 8, 5, 3, False), (16, 16, 16, 3, False), (3, 5, 40, 3, False), (1, 1, 1, 3, False),
+           (2, 3, 48, 30, False), (3, 4, 33, 12, True)),
+    build=_dot_case,
+    draw=lambda rng: (rng.choice((1, 5, 16)), rng.choice((1, 7, 16)), rng.choice((1, 15, 17, 32)),
+                      rng.choice((3, 30)), rng.random() < 0.5),
+    summary="M, N, K from 1 to 48, padded to 16, sums past 2048",
+    store_hints=((lambda f: True, DOT["store"]),),
+    value_hints=(
+        (lambda f: same(f.got, f.want, 2e-3) and f.want.abs().max() > 128, DOT["rounded"]),
+        (_strided, DOT["stride"]),
+        (lambda f: bool(torch.isnan(f.got).any()), DOT["nan"]),
+        (lambda f: f.K > 16 and same(f.got, f.a[:, :16] @ f.b[:16], 1e-3), DOT["loop"]),
+    ),
+)  # fmt: skip
+
+
+def check_dot_kernel(kernel, seed=None) -> bool:
     """dot_kernel[(1,)](a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out, BM=16,
     BN=16, BK=16): out (M, N) float32 = a (M, K) @ b (K, N), float16, rows strided.
     """
-    name = "dot_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for k, (M, N, K, top) in enumerate(DOT_CASES):
-        sa, sb, so = K + 3, N + 2, N + 1
-        a_flat, a, may_a = _matrix(M, K, sa, seed=2 * k, top=top)
-        b_flat, b, may_b = _matrix(K, N, sb, seed=2 * k + 1, top=top)
-        out = torch.full(((M + 16) * so + 16,), SENTINEL, device=device())
-        may_out = grid_mask(out.numel(), so, M, N)
-        a_flat, b_flat = a_flat.to(device()), b_flat.to(device())
-        watch = Watch()
-        watch.add("a", a_flat, load=may_a, where=_cell("a", sa, M, K))
-        watch.add("b", b_flat, load=may_b, where=_cell("b", sb, K, N))
-        watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
-        if not launch(name, watch, kernel[(1,)], a_flat, b_flat, out, M, N, K, sa, sb, so,
-                       BM=16, BN=16, BK=16):
-            return False
-        where = f"M {M}, N {N}, K {K}"
-        if bool((out == SENTINEL).all()):
-            return wrote_nothing(name)
-        got, want = out.cpu()[: M * so].view(M, so)[:, :N], a @ b
-        if watch.describe("store") or strays_in(out, may_out, SENTINEL).size:
-            return wrong(name, where, watch.describe("store") or PAST_END, DOT["store"])
-        if same(got, want):  # integer data: a float32 sum is exact
-            if watch.describe("load"):
-                return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
-            continue
-        if same(got, want, 2e-3) and want.abs().max() > 2048:
-            return wrong(name, where, first_difference("out", got, want), DOT["rounded"])
-        a_w = a_flat.cpu().double()[: M * K].view(M, K)  # rows read K and N apart
-        b_w = b_flat.cpu().double()[: K * N].view(K, N)
-        guesses = [x @ y for x, y in ((a_w, b), (a, b_w), (a_w, b_w))]
-        if any(same(got, g, 1e-3) and not g.isnan().all() for g in guesses):
-            hint = DOT["stride"]
-        elif torch.isnan(got).any():
-            hint = DOT["nan"]
-        else:
-            hint = DOT["loop"] if K > 16 and same(got, a[:, :16] @ b[:16], 1e-3) else None
-        return wrong(name, where, first_difference("out", got, want, 1e-3), hint)
-    print(CORRECT.format(name=name, what=f"{len(DOT_CASES)} cases: M, N, K from 1 to 48, "
-                                           "padded to 16, sums past 2048"))
-    return True
+    return check_kernel(DOT_SPEC, kernel, seed)

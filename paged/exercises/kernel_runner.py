@@ -1,0 +1,266 @@
+"""One runner for every Triton puzzle: a puzzle is a `KernelSpec`, `check_kernel` checks it.
+
+The Triton twin of `core.run_cases`. A spec says how to build a case from its parameters (the
+fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
+failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
+`triton_checks.Watch`: which elements a program may load and store), the launch, the compared
+output and the library's answer. For every puzzle and every case the runner checks, in order:
+not a kernel; the launch (an error is reported short, with a hint); the inputs untouched (every
+buffer the kernel may only read must come back bit for bit); wrote nothing (every output still
+SENTINEL: "not yet"); stores outside the allowed elements; the values (to the spec's tolerance,
+NaN where NaN); loads outside the valid range (under the interpreter); one `tl.dot` that runs,
+where the puzzle asks for it. A wrong answer gets the first spec hint whose predicate holds, and
+otherwise a symptom: what the output got wrong, never how to fix it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable
+
+import torch
+
+from ..text import msg
+from .core import HINT, fresh_seed
+from .guard import forbidden
+from .triton_checks import (
+    CORRECT,
+    NOT_QUITE,
+    SENTINEL,
+    UNMASKED_LOAD,
+    Watch,
+    first_difference,
+    interpreted,
+    is_kernel,
+    launch,
+    same,
+    strays_in,
+)
+from .triton_checks import NOT_A_KERNEL as _NOT_A_KERNEL
+from .triton_checks import WROTE_NOTHING as _WROTE_NOTHING
+
+__all__: list[str] = []  # the machinery behind basics.py and kernels.py
+
+RANDOM = msg(
+    "  (a random case: `check_{name}(your_kernel, seed={seed})` draws the same cases again)",
+    "  (무작위 사례입니다. `check_{name}(your_kernel, seed={seed})`로 같은 사례를 다시 뽑을 수 "
+    "있습니다)",
+)
+INPUT_WRITTEN = msg("your kernel wrote into {what}, an input",
+                    "커널이 입력인 {what} 위치에 썼습니다")  # fmt: skip
+INPUT_HINT = msg(
+    "the kernel may only read {inputs}; they belong to the caller and must come back unchanged. "
+    "Only {outputs} is yours to write.",
+    "커널은 {inputs}를 읽기만 할 수 있습니다. 입력은 호출한 쪽의 것이므로 그대로 남아 있어야 "
+    "합니다. 쓸 수 있는 것은 {outputs}뿐입니다.",
+)
+STORE_PAST = msg("a store landed outside the output's elements",
+                 "출력 원소 밖에 저장한 값이 있습니다")  # fmt: skip
+RIGHT = msg("the values are right", "값은 맞습니다")
+NO_DOT = msg(
+    "the puzzle asks for this result from one tl.dot, and your kernel has no tl.dot call that "
+    "runs: the values may be right, but the tensor cores would sit idle.",
+    "이 퍼즐은 이 결과를 tl.dot 한 번으로 구하라고 합니다. 그런데 커널에서 실행되는 tl.dot "
+    "호출이 없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다.",
+)
+SYMPTOMS = {
+    "nonfinite": msg(
+        "the output holds NaN or inf where the answer is finite.",
+        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다."),
+    "factor": msg(
+        "every wrong row is off by a constant factor: each row has the right shape, scaled by "
+        "one number.",
+        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다."),
+    "precision": msg(
+        "close, but only to about three significant digits (float16's precision): somewhere the "
+        "numbers lost bits that float32 keeps.",
+        "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
+        "남았을 비트를 잃었습니다."),
+    "only": msg("the output is wrong only {region}; everywhere else it is right.",
+                "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다."),
+}  # fmt: skip
+
+
+@dataclasses.dataclass
+class Case:
+    """One launch of a puzzle: its buffers, how to run a kernel on them, what must come out.
+
+    `outputs` are (name, flat, allowed) for the buffers the kernel writes (allowed: a bool array
+    over flat's elements); every other buffer of `watch` is an input, read only. `got()` reads
+    the compared output after the launch; `regions` name parts of it (a bool tensor of got's
+    shape each) for the "wrong only there" symptom; `data` is whatever the spec's predicates need.
+    """
+
+    where: str
+    watch: Watch
+    run: Callable
+    outputs: list
+    got: Callable
+    want: torch.Tensor
+    label: str = "out"
+    regions: dict = dataclasses.field(default_factory=dict)
+    data: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Failure:
+    """What a spec's hint predicates see: the case, what came out, what the watch recorded."""
+
+    case: Case
+    got: torch.Tensor
+    want: torch.Tensor
+    watch: Watch
+
+    def __getattr__(self, key):  # the case's data, by name: f.tile, f.scale ...
+        data = self.__dict__.get("case").data if "case" in self.__dict__ else {}
+        if key in data:
+            return data[key]
+        raise AttributeError(key)
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    """A Triton puzzle as data (module docstring). Hints are ordered (predicate(Failure), hint)."""
+
+    name: str
+    fixed: tuple  # the teaching cases' parameters
+    build: Callable  # build(params, seed) -> Case
+    summary: object  # what "correct (...)" says the cases held
+    draw: Callable | None = None  # draw(rng) -> params of one random case
+    num_random: int = 4
+    tol: float = 0.0  # 0: exact
+    needs_dot: bool = False
+    store_hints: tuple = ()
+    value_hints: tuple = ()
+    load_hints: tuple = ()
+    forbid: tuple = ()  # (label, library function) pairs that raise while the kernel runs
+
+
+def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
+    """Check `kernel` against `spec` on its fixed and random cases; print the verdict."""
+    name = spec.name
+    if not is_kernel(kernel):
+        print(_NOT_A_KERNEL.format(name=name, got=type(kernel).__name__))
+        return False
+    seed = fresh_seed(seed)
+    rng = random.Random(seed)
+    plan = [(p, 1000 + i) for i, p in enumerate(spec.fixed)]
+    if spec.draw is not None:
+        plan += [(spec.draw(rng), rng.randrange(1 << 30)) for _ in range(spec.num_random)]
+    for i, (params, data_seed) in enumerate(plan):
+        verdict = _one_case(spec, kernel, spec.build(params, data_seed))
+        if verdict is not None:
+            if verdict and i >= len(spec.fixed):
+                print(RANDOM.format(name=name, seed=seed))
+            return False
+    print(CORRECT.format(name=name, what=f"{len(plan)} cases: {spec.summary}"))
+    return True
+
+
+def _one_case(spec, kernel, case):
+    """None when the kernel passes `case`; else the verdict printed, and whether it was "wrong"
+    (a random case's seed is worth printing) rather than "not yet" or "did not run"."""
+    name, watch = spec.name, case.watch
+    out_flats = [flat for _, flat, _ in case.outputs]
+    inputs = [b for b in watch.buffers if not any(b.flat is f for f in out_flats)]
+    before = [b.flat.clone() for b in inputs]
+    with forbidden(spec.forbid):  # a forbidden call raises: "did not run", naming it
+        if not launch(name, watch, case.run, kernel):
+            return False
+    for buf, old in zip(inputs, before, strict=True):
+        if (changed := _changed(buf.flat, old)) is not None:
+            what = INPUT_WRITTEN.format(what=buf.where(changed))
+            return _wrong(name, case, what, INPUT_HINT.format(
+                inputs=", ".join(b.name for b in inputs),
+                outputs=", ".join(n for n, _, _ in case.outputs)))  # fmt: skip
+    if all(bool((f == SENTINEL).all()) for f in out_flats):
+        print(_WROTE_NOTHING.format(name=name))
+        return False
+    got, want = case.got(), case.want
+    fail = Failure(case, got, want, watch)
+    stray = watch.describe("store") or next(
+        (STORE_PAST for _, f, ok in case.outputs if strays_in(f, ok, SENTINEL).size), None)
+    if stray:
+        return _wrong(name, case, stray, _first(spec.store_hints, fail))
+    if not same(got, want, spec.tol):
+        what = first_difference(case.label, got, want, spec.tol)
+        hint = _first(spec.value_hints, fail) or symptom(got, want, spec.tol, case.regions)
+        return _wrong(name, case, what, hint)
+    if watch.describe("load"):
+        return _wrong(name, case, watch.describe("load"),
+                      _first(spec.load_hints, fail) or UNMASKED_LOAD)
+    if spec.needs_dot and _no_dot(kernel, watch):
+        return _wrong(name, case, RIGHT, NO_DOT)
+    return None
+
+
+def _wrong(name, case, what, hint) -> bool:
+    print(NOT_QUITE.format(name=name, where=case.where, what=what))
+    if hint:
+        print(HINT.format(hint=hint))
+    return True
+
+
+def _first(hints, fail):
+    for test, hint in hints:
+        try:
+            if test(fail):
+                return hint
+        except Exception:  # a predicate that cannot read this output does not hold
+            continue
+    return None
+
+
+def _changed(flat, old):
+    """The first element of `flat` that no longer holds what `old` held (NaN equal), or None."""
+    now, old = flat.cpu(), old.cpu()
+    diff = now != old
+    if now.is_floating_point():
+        diff &= ~(now.isnan() & old.isnan())
+    idx = torch.nonzero(diff)
+    return int(idx[0]) if len(idx) else None
+
+
+def _no_dot(kernel, watch) -> bool:
+    if interpreted():
+        return watch.count["dot"] == 0
+    from .kernel_cases import calls_dot
+
+    return calls_dot(kernel) is False
+
+
+def symptom(got, want, tol, regions=None):
+    """What the output got wrong, in words (never the fix), or None when nothing stands out."""
+    got, want = got.double().cpu(), want.double().cpu()
+    bad = ~torch.isclose(got, want, rtol=max(tol, 1e-12), atol=max(tol, 1e-12), equal_nan=True)
+    finite = torch.isfinite(want)
+    if bool((~torch.isfinite(got) & finite).any()):
+        return SYMPTOMS["nonfinite"]
+    if tol < 1e-3 and bool(torch.isclose(got, want, rtol=2e-3, atol=2e-3, equal_nan=True).all()):
+        return SYMPTOMS["precision"]
+    for region, mask in (regions or {}).items():
+        if bool(bad.any()) and not bool((bad & ~mask).any()):
+            return SYMPTOMS["only"].format(region=region)
+    if got.dim() and _constant_factor(got, want, bad):
+        return SYMPTOMS["factor"]
+    return None
+
+
+def _constant_factor(got, want, bad) -> bool:
+    """Every wrong row of got is one number times the same row of want (that number not 1)."""
+    rows_g, rows_w = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
+    rows_bad = bad.reshape(-1, bad.shape[-1]).any(1)
+    if not bool(rows_bad.any()):
+        return False
+    for g, w in zip(rows_g[rows_bad], rows_w[rows_bad], strict=True):
+        ok = torch.isfinite(w) & (w.abs() > 1e-9)
+        if not bool(ok.any()) or not bool(torch.isfinite(g[ok]).all()):
+            return False
+        ratio = g[ok] / w[ok]
+        if not bool(torch.isclose(ratio, ratio[0].expand_as(ratio), rtol=1e-4).all()):
+            return False
+        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(torch.isclose(g[~ok], w[~ok] * ratio[0],
+                                                                     equal_nan=True).all()):
+            return False
+    return True
