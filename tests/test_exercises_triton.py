@@ -55,6 +55,8 @@ if backend() != "unavailable":
             tl.store(out_ptr + offs, x)
         else:
             tl.store(out_ptr + offs, x, mask=inside)
+        if V == "writes_x":  # scribbles on its input
+            tl.store(x_ptr + offs, x * 0.0, mask=inside)
 
     @triton.jit
     def copy_2d_v(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr,
@@ -90,8 +92,12 @@ if backend() != "unavailable":
             x = tl.where(j < N, tl.load(x_ptr + i * stride_x + j), float("-inf"))
         else:
             x = tl.load(x_ptr + i * stride_x + j, mask=j < N, other=float("-inf"))
-        e = tl.exp(x) if V == "no_max" else tl.exp(x - tl.max(x, axis=0))
-        y = e if V == "no_sum" else e / tl.sum(e, axis=0)
+        if V == "f64_no_max":  # float64 does not save it from values past 1000
+            e = tl.exp(x.to(tl.float64))
+            y = (e / tl.sum(e, axis=0)).to(tl.float32)
+        else:
+            e = tl.exp(x) if V == "no_max" else tl.exp(x - tl.max(x, axis=0))
+            y = e if V == "no_sum" else e / tl.sum(e, axis=0)
         if V == "unmasked_store":
             tl.store(out_ptr + i * N + j, y)
         else:
@@ -192,9 +198,17 @@ if backend() != "unavailable":
         d = tl.arange(0, HEAD_DIM)
         q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
         seq_len = tl.load(seq_lens_ptr + seq)
-        m_i = tl.full([], float("-inf"), tl.float32)
+        if V == "zero_max":
+            m_i = tl.zeros([], tl.float32)  # the running max starts at 0, not -inf
+        else:
+            m_i = tl.full([], float("-inf"), tl.float32)
         l_i = tl.zeros([], tl.float32)
-        acc = tl.zeros([HEAD_DIM], tl.float32)
+        if V == "fp16_acc":
+            acc = tl.zeros([HEAD_DIM], tl.float16)
+        elif V == "f64_no_max":
+            acc, l_i = tl.zeros([HEAD_DIM], tl.float64), tl.zeros([], tl.float64)
+        else:
+            acc = tl.zeros([HEAD_DIM], tl.float32)
         for t0 in range(0, seq_len, TILE):
             pos = t0 + tl.arange(0, TILE)
             mask = pos < seq_len
@@ -206,10 +220,16 @@ if backend() != "unavailable":
                 v = tl.load(v_ptr + rows[:, None] + d[None, :])
             else:
                 v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
-            s = tl.sum(q[None, :] * k, 1) * scale
+            s = tl.sum(q[None, :] * k, 1)
+            if V != "no_scale":
+                s = s * scale
             if V != "no_mask":
                 s = tl.where(mask, s, float("-inf"))
-            if V == "tile_max" or V == "no_max":
+            if V == "f64_no_max":
+                p = tl.exp(s.to(tl.float64))
+                l_i = l_i + tl.sum(p, 0)
+                acc = acc + tl.sum(p[:, None] * v.to(tl.float64), 0)
+            elif V == "tile_max" or V == "no_max":
                 p = tl.exp(s - tl.max(s, 0)) if V == "tile_max" else tl.exp(s)
                 l_i = l_i + tl.sum(p, 0)
                 acc = acc + tl.sum(p[:, None] * v, 0)
@@ -220,10 +240,13 @@ if backend() != "unavailable":
                 keep_l = V == "no_rescale" or V == "acc_only"
                 keep_acc = V == "no_rescale" or V == "l_only"
                 l_i = (l_i if keep_l else l_i * alpha) + tl.sum(p, 0)
-                acc = (acc if keep_acc else acc * alpha) + tl.sum(p[:, None] * v, 0)
+                acc = (acc if keep_acc else acc * alpha) + tl.sum(p[:, None] * v, 0).to(acc.dtype)
                 m_i = m_new
         if l_i > 0:
-            tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
+            tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d,
+                     (acc / l_i).to(tl.float32))
+        if V == "writes_q":
+            tl.store(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, q * 2.0)
 
     @triton.jit
     def gqa_v(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, scale, max_blocks,
@@ -275,6 +298,13 @@ if backend() != "unavailable":
             lse = tl.load(part_lse_ptr + r * num_parts + p, mask=ok, other=float("-inf"))
         if V == "no_max":
             w = tl.exp(lse)
+        elif V == "f64_no_max":
+            w = tl.exp(lse.to(tl.float64))
+        elif V == "first_lse":  # partition 0's lse, not the largest
+            w = tl.exp(lse - tl.sum(tl.where(p == 0, lse, 0.0), 0))
+        elif V == "mean_lse":
+            w = tl.exp(lse - tl.sum(tl.where(ok & (lse > float("-inf")), lse, 0.0), 0)
+                       / tl.sum(tl.where(ok & (lse > float("-inf")), 1.0, 0.0), 0))
         elif V == "mean":
             w = tl.where(ok, 1.0, 0.0)
         else:
@@ -286,7 +316,9 @@ if backend() != "unavailable":
             o = tl.where(ok[:, None], tl.load(at), 0.0)
         else:
             o = tl.load(at, mask=ok[:, None], other=0.0)
-        tl.store(out_ptr + r * HEAD_DIM + d, tl.sum(w[:, None] * o, 0))
+        tl.store(out_ptr + r * HEAD_DIM + d, tl.sum(w[:, None] * o, 0).to(tl.float32))
+        if V == "writes_lse":
+            tl.store(part_lse_ptr + r * num_parts + p, w.to(tl.float32), mask=ok)
 
     # ---- stubs, as the chapters give them: the signature and a docstring, no code -------------
     @triton.jit
@@ -368,6 +400,7 @@ PUZZLES = {
         "unmasked_load": ("unmasked load", False),
         "unmasked_store": ("mask the store with offs < n", True),
         "no_pid": ("program pid starts at pid * BLOCK", True),
+        "writes_x": ("your kernel wrote into x[0], an input", True),
     }),
     "copy_2d_kernel": ("check_copy_2d_kernel", "copy_2d_v", {
         "one_d": ("a 1-D mask on a 2-D tile", True),
@@ -382,6 +415,7 @@ PUZZLES = {
         "pad_zero": ("other=float('-inf')", False),
         "no_max": ("Subtract the row's maximum first", True),
         "no_sum": ("divide exp(x - max) by its sum", True),
+        "f64_no_max": ("Subtract the row's maximum first", True),
         "unmasked_load": ("unmasked load", False),
         "unmasked_store": ("mask the store with cols < N", True),
     }),
@@ -405,7 +439,7 @@ PUZZLES = {
     }),
     "tile_scores_kernel": ("check_tile_scores_kernel", "scores_v", {
         "no_neg_inf": ("must hold -inf", True),
-        "no_scale": ("multiply by scale", True),
+        "no_scale": ("the scale is missing", True),
         "head0": ("you read KV head 0", True),
         "slot_heads": ("multiply the slot by KV_HEADS * HEAD_DIM", True),
         "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
@@ -418,7 +452,12 @@ PUZZLES = {
         "acc_only": ("you rescale acc but not l", True),
         "no_mask": ("tl.where(mask, s, float('-inf'))", True),
         "old_max": ("m_i is still -inf", True),
-        "no_max": ("overflows float32", True),
+        "no_max": ("exp(s) overflows", True),
+        "f64_no_max": ("exp(s) overflows", True),
+        "zero_max": ("far below 0", True),
+        "no_scale": ("attention gives with scale = 1", True),
+        "fp16_acc": ("float16's precision", True),
+        "writes_q": ("an input", True),
         "head_mod": ("query head h reads KV head h // GROUP", True),
         "unmasked_v": ("unmasked load", True),
     }),
@@ -426,13 +465,17 @@ PUZZLES = {
         "head_mod": ("query head h reads KV head h // GROUP", True),
         "all_rows": ("store only the GROUP real rows", True),
         "no_neg_inf": ("must hold -inf", True),
-        "no_scale": ("multiply by scale", True),
+        "no_scale": ("the scale is missing", True),
         "unmasked_q": ("unmasked load", False),
         "sum_loop": ("no tl.dot call", True),
         "fp16": ("not to float32 precision", True),
     }),
     "merge_kernel": ("check_merge_kernel", "merge_v", {
-        "no_max": ("Subtract the largest lse first", True),
+        "no_max": ("left the float range", True),
+        "f64_no_max": ("left the float range", True),
+        "first_lse": ("left the float range", True),
+        "mean_lse": ("left the float range", True),
+        "writes_lse": ("wrote into part_lse[", True),
         "pad_zero": ("other=float('-inf')", False),
         "no_norm": ("divide by their sum", True),
         "mean": ("not 1 / num_parts", True),
@@ -497,20 +540,59 @@ def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
                    f"{puzzle}: not yet: pass your @triton.jit kernel (got NoneType)."]
 
 
-def test_the_cases_hold_the_block_boundaries():
-    from paged.exercises import kernels, kernels_attention
+def test_the_cases_hold_the_block_boundaries_and_the_extremes():
+    from paged.exercises import basics_compute, kernels, kernels_attention, kernels_merge
 
-    for cases in (kernels.GATHER_CASES, kernels.TILE_SCORES_CASES):
-        sizes = [(bs, tile, n) for bs, tile, n, *_ in cases]
+    for spec in (kernels.GATHER_SPEC, kernels.TILE_SCORES_SPEC):
+        sizes = [(bs, tile, n) for bs, tile, n, *_ in spec.fixed]
         assert {(tile > bs) - (tile < bs) for bs, tile, _ in sizes} == {-1, 0, 1}
         assert any(bs == 1 for bs, _, _ in sizes) and any(n % bs == 0 and n > bs
                                                           for bs, _, n in sizes)
-    tiles = {(tile > bs) - (tile < bs) for bs, _, _, _, tile, _ in kernels_attention.SOFTMAX_CASES}
-    assert tiles == {-1, 0, 1}
-    lens = [(bs, n) for bs, ls, *_ in kernels_attention.SOFTMAX_CASES for n in ls]
+    softmax = kernels_attention.ONLINE_SOFTMAX_SPEC.fixed
+    assert {(tile > bs) - (tile < bs) for bs, _, _, _, tile, _, _ in softmax} == {-1, 0, 1}
+    lens = [(bs, n) for bs, ls, *_ in softmax for n in ls]
     assert any(n == bs for bs, n in lens) and any(n == bs + 1 for bs, n in lens)
-    assert max(s for *_, s in kernels_attention.SOFTMAX_CASES) > 30  # scores in the hundreds
-    assert max(s for *_, s in kernels_attention.MERGE_CASES) >= 100  # LSEs in the hundreds
+    assert max(c[5] for c in softmax) > 30 and any(c[6] for c in softmax)  # hundreds, ±1000
+    assert max(abs(c[3]) for c in basics_compute.ROW_SOFTMAX_SPEC.fixed) >= 1000
+    merge = kernels_merge.MERGE_SPEC.fixed
+    assert max(c[4] for c in merge) >= 1000 and min(c[4] for c in merge) <= -1000
+    assert any(c[5] for c in merge) and max(kernels_merge.SPREAD) - min(kernels_merge.SPREAD) >= 100
+
+
+def test_a_missing_scale_is_named_by_its_symptom_not_the_update_rule(capsys):
+    assert ex.check_online_softmax_kernel(Variant(online_v, "no_scale")) is False
+    out = capsys.readouterr().out
+    assert "scale = 1" in out and "l_i * alpha" not in out and "m_new" not in out, out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
+    import dataclasses
+
+    from paged.exercises import basics
+    from paged.exercises.kernel_runner import check_kernel
+
+    random_only = dataclasses.replace(basics.COPY_SPEC, fixed=())  # every case is drawn
+    wrong = Variant(copy_v, "le")
+    assert check_kernel(random_only, wrong) is False
+    first = capsys.readouterr().out
+    seed = int(first.split("seed=")[1].split(")")[0])
+    assert check_kernel(random_only, wrong, seed=seed) is False
+    assert capsys.readouterr().out == first
+    assert ex.check_copy_kernel(Variant(copy_v, "right"), seed=seed) is True
+    assert ex.check_copy_kernel(Variant(copy_v, "le"), seed=seed) is False
+    assert "seed=" not in capsys.readouterr().out.split("correct")[1]  # a fixed case failed
+
+
+def test_the_fallback_names_a_symptom():
+    from paged.exercises.kernel_runner import symptom
+
+    want = torch.tensor([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
+    assert "constant factor" in str(symptom(want * torch.tensor([[2.0], [1.0]]), want, 1e-5))
+    assert "NaN or inf" in str(symptom(want.log() * 0 / 0, want, 1e-5))
+    assert "float16" in str(symptom(want.half().float() + 1e-4, want, 1e-6))
+    region = torch.tensor([[True] * 3, [False] * 3])
+    assert "only here" in str(symptom(want + region * 0.5, want, 1e-5, {"here": region}))
 
 
 def test_a_one_d_mask_that_does_not_broadcast_is_named(capsys):

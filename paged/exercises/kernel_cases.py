@@ -3,9 +3,8 @@
 `paged_watch` registers a paged case's tensors (steps.make_case(..., poison=True)) with the
 elements a correct kernel may load: the sequences' tokens in K and V, the used entries of the
 block table, q, seq_lens. `ADDRESS_RULES` are the typical wrong addresses of a token's K row;
-`read_by_rule` evaluates one on a case, and `online_softmax_outputs` computes what an
-online-softmax kernel with a typical mistake stores, so that a checker can recognise the mistake
-a learner made from what the kernel stored.
+`read_by_rule` evaluates one on a case, so that a checker can recognise the mistake a learner
+made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000.
 """
 
 from __future__ import annotations
@@ -153,50 +152,40 @@ def paged_watch(q, k_cache, v_cache, block_table, seq_lens, with_v=True, seq_axi
     return watch
 
 
+def extreme_scores(q, k_cache, offset) -> None:
+    """Make a case's scores exact and far from 0, in place: q . k * scale = offset + a small rest.
+
+    Every token's K gets 1.0 as its first number and q's first number becomes offset / scale;
+    the other numbers are rounded to quarters in [-2, 2]. With HEAD_DIM = 16 (scale 1/4) every
+    score is then exact in float32, and |offset| >= 1000 puts it past float64's exp range.
+    `offset` is a number or a tensor of q's first two dimensions (one per query head).
+    """
+    for t in (q, k_cache):
+        t.copy_(torch.where(torch.isnan(t), t, (t * 4).round().clamp(-8, 8) / 4))
+    first = k_cache[..., 0]
+    first.copy_(torch.where(torch.isnan(first), first, torch.ones_like(first)))
+    q[..., 0] = torch.as_tensor(offset, dtype=q.dtype, device=q.device) * q.shape[-1] ** 0.5
+
+
+def calls_dot(kernel) -> bool | None:
+    """Whether the kernel's source calls tl.dot (None when its source cannot be read)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel))))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "dot" for n in ast.walk(tree))  # fmt: skip
+
+
 def output(shape, device, guard: int):
     """(flat, view): an output of `shape` filled with SENTINEL, followed by `guard` more."""
     n = int(np.prod(shape))
     flat = torch.full((n + guard,), SENTINEL, device=device)
     return flat, flat[:n].view(shape)
-
-
-def _variant(q, k, v, scale, tile, variant):
-    """One (sequence, query head) by the tile loop, right or with a typical mistake (float64)."""
-    m = torch.tensor(float("-inf"), dtype=torch.float64)
-    l_sum, acc = torch.tensor(0.0, dtype=torch.float64), torch.zeros(q.shape[-1]).double()
-    for t0 in range(0, k.shape[0], tile):
-        s, vt = k[t0 : t0 + tile] @ q * scale, v[t0 : t0 + tile]
-        if variant == "no_mask":  # masked loads gave k = v = 0 there: score 0.0
-            pad = tile - s.shape[0]
-            s = torch.cat([s, s.new_zeros(pad)])
-            vt = torch.cat([vt, vt.new_zeros(pad, vt.shape[1])])
-        if variant == "tile_max":
-            p = torch.exp(s - s.max())
-            l_sum, acc = l_sum + p.sum(), acc + p @ vt
-            continue
-        m_new = torch.maximum(m, s.max())
-        alpha, p = torch.exp(m - m_new), torch.exp(s - m_new)
-        a_l = 1.0 if variant in ("no_rescale", "acc_only") else alpha
-        a_acc = 1.0 if variant in ("no_rescale", "l_only") else alpha
-        l_sum, acc, m = l_sum * a_l + p.sum(), acc * a_acc + p @ vt, m_new
-    return acc / l_sum
-
-
-def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
-    """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
-    from ..attention import gather_kv
-
-    num_seqs, num_q_heads, head_dim = q.shape
-    kvh = k_cache.shape[2]
-    out = torch.empty(num_seqs, num_q_heads, head_dim, dtype=torch.float64)
-    for i, n in enumerate(seq_lens.tolist()):
-        k = gather_kv(k_cache, block_table[i], n).cpu().double()
-        v = gather_kv(v_cache, block_table[i], n).cpu().double()
-        for h in range(num_q_heads):
-            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
-            out[i, h] = _variant(q[i, h].cpu().double(), k[:, j], v[:, j], head_dim**-0.5,
-                                 tile, "right" if variant == "head_mod" else variant)
-    return out
 
 
 def element(name, shape, i):
@@ -240,8 +229,10 @@ HINTS = {
         "seq_len 이후 위치에는 -inf가 있어야 소프트맥스가 그 위치에 가중치 exp(-inf) = 0을 "
         "줍니다: tl.where(pos < seq_len, s, float('-inf'))."),
     "scale": msg(
-        "the scores are q · k times scale (1 / sqrt(HEAD_DIM)): multiply by scale.",
-        "점수는 q · k에 scale(1 / sqrt(HEAD_DIM))을 곱한 값입니다. scale을 곱하세요."),
+        "every score is off by the same factor, sqrt(HEAD_DIM) = 1 / scale: q · k is right, and "
+        "the scale is missing.",
+        "모든 점수가 같은 배수 sqrt(HEAD_DIM) = 1 / scale만큼 어긋났습니다. q · k는 맞고, "
+        "scale이 빠졌습니다."),
     "kv_head": msg(
         "you read KV head 0: head kv_head's numbers start kv_head * HEAD_DIM into each slot.",
         "KV 헤드 0을 읽었습니다. 헤드 kv_head의 숫자는 각 슬롯에서 kv_head * HEAD_DIM만큼 "

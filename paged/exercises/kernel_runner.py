@@ -131,6 +131,7 @@ class KernelSpec:
     num_random: int = 4
     tol: float = 0.0  # 0: exact
     needs_dot: bool = False
+    describe: Callable | None = None  # describe(Failure) -> words for a wrong value
     store_hints: tuple = ()
     value_hints: tuple = ()
     load_hints: tuple = ()
@@ -184,7 +185,8 @@ def _one_case(spec, kernel, case):
     if stray:
         return _wrong(name, case, stray, _first(spec.store_hints, fail))
     if not same(got, want, spec.tol):
-        what = first_difference(case.label, got, want, spec.tol)
+        what = (spec.describe(fail) if spec.describe else
+                first_difference(case.label, got, want, spec.tol))
         hint = _first(spec.value_hints, fail) or symptom(got, want, spec.tol, case.regions)
         return _wrong(name, case, what, hint)
     if watch.describe("load"):

@@ -2,7 +2,8 @@
 
 Each launches the learner's @triton.jit kernel on small paged cases (shuffled tables padded
 with -1, block sizes 1-16, tiles below, equal to and above the block size, lengths that end on
-a block boundary) and compares with the library (`gather_kv`, `paged_attention_ref`, torch).
+a block boundary; fixed teaching cases, then random ones drawn for the call) and compares with
+the library (`gather_kv`, `paged_attention_ref`, torch), through `kernel_runner.check_kernel`.
 The cases are poisoned (`steps.make_case(..., poison=True)`): NaN in every slot that holds no
 token, so an unmasked V load turns the output into NaN on a GPU too; under the interpreter
 every address is also checked (`triton_checks.Watch`). A wrong answer is compared with what
@@ -20,26 +21,14 @@ from .kernel_cases import (
     ADDRESS_RULES,
     HINTS,
     cache_words,
+    extreme_scores,
     output,
     paged_watch,
     read_by_rule,
 )
-from .kernel_cases import stray_store as _stray
 from .kernel_cases import table_as_read as _table_read
-from .triton_checks import (
-    CORRECT,
-    SENTINEL,
-    UNMASKED_LOAD,
-    Watch,
-    device,
-    first_difference,
-    launch,
-    not_a_kernel,
-    same,
-    whole,
-    wrong,
-    wrote_nothing,
-)  # fmt: skip
+from .kernel_runner import Case, KernelSpec, check_kernel
+from .triton_checks import SENTINEL, Watch, device, same, whole
 
 __all__ = [
     "check_gather_kernel",
@@ -62,15 +51,12 @@ READ_FROM = msg("token {pos} was read from slot {slot} (block {block}, offset {o
 
 
 # ---- step 2 · gather through the block table ------------------------------------------------
-# (block_size, TILE, seq_len, num_blocks): TILE above, below and equal to the block size,
-# block size 1, a length that ends on a block boundary, one token.
-GATHER_CASES = ((4, 8, 13, 9), (16, 8, 17, 5), (1, 4, 6, 10), (8, 16, 8, 4), (4, 4, 12, 6),
-                (4, 4, 1, 5))  # fmt: skip
 GUARD = 4096  # elements around the gather's cache: a stray read stays inside, and says where
 
 
-def _gather_case(bs, num_blocks, seq_len, seed):
+def _gather_case(params, seed):
     """A cache whose every number is its own address (guards too), a shuffled table."""
+    bs, tile, seq_len, num_blocks = params
     g = torch.Generator().manual_seed(seed)
     n = num_blocks * bs * ROW
     flat = torch.arange(-GUARD, n + GUARD, dtype=torch.float32).to(device())
@@ -85,133 +71,159 @@ def _gather_case(bs, num_blocks, seq_len, seed):
     may[GUARD + (np.array(slots)[:, None] * ROW + np.arange(ROW)).ravel()] = True
     watch.add("cache", flat, load=may, where=cache_words("cache", GUARD, bs, ROW, n // ROW))
     watch.add("block_table", t_flat, load=np.arange(t_flat.numel()) < used,
-              where=lambda i: f"block_table[{i}] (used: {used})")
-    return flat, flat[GUARD : GUARD + n].view(num_blocks, bs, ROW), t_flat, watch
+              where=lambda i: f"block_table[{i}] (used: {used})")  # fmt: skip
+    cache = flat[GUARD : GUARD + n].view(num_blocks, bs, ROW)
+    out_flat, out = output((seq_len, ROW), device(), GUARD)
+    ok = np.arange(out_flat.numel()) < seq_len * ROW
+    watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out[{i // ROW}, {i % ROW}]")
+    from ..attention import gather_kv
+
+    return Case(
+        where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, block_table "
+              f"{t_flat[:used].tolist()}", watch=watch,
+        run=lambda k: k[(-(-seq_len // tile),)](cache, t_flat, out_flat, seq_len, BLOCK_SIZE=bs,
+                                                 ROW=ROW, TILE=tile),
+        outputs=[("out", out_flat, ok)], got=lambda: out.cpu(),
+        want=gather_kv(cache, t_flat, seq_len).cpu(),
+        data={"flat": flat, "table": t_flat, "bs": bs, "seq_len": seq_len},
+    )  # fmt: skip
 
 
-def check_gather_kernel(kernel) -> bool:
+def _gather_draw(rng):
+    bs, tile = rng.choice((1, 2, 4, 8, 16)), rng.choice((2, 4, 8, 16))
+    seq_len = rng.choice((1, bs, bs + 1, tile, tile + 1, rng.randint(1, 40)))
+    return bs, tile, seq_len, -(-seq_len // bs) + rng.randint(1, 4)
+
+
+def _gather_rule(f):
+    """The ADDRESS_RULES key that reads what the kernel stored, or None."""
+    p, c = torch.arange(f.seq_len)[:, None], torch.arange(ROW)[None, :]
+    tb = _table_read(f.table, f.seq_len + 1)
+    return next((r for r, rule in ADDRESS_RULES.items() if r != "right" and
+                 same(f.got, read_by_rule(f.flat, GUARD, rule(tb, p, f.bs, ROW, c)))), None)
+
+
+def _gather_what(f):
+    """Where the first wrong token was read from, in words (the cache holds its addresses)."""
+    bad = int(torch.nonzero((f.got != f.want).any(1))[0])
+    read, right = f.got[bad, 0].item(), int(f.want[bad, 0].item())
+    if read == SENTINEL or not float(read).is_integer():
+        return TOKEN.format(pos=bad, got="-" if read == SENTINEL else read, want=right)
+    slot, want_slot = int(read) // ROW, right // ROW
+    return READ_FROM.format(pos=bad, slot=slot, block=slot // f.bs, offset=slot % f.bs,
+                            want=want_slot, wblock=want_slot // f.bs, woffset=want_slot % f.bs)
+
+
+GATHER_SPEC = KernelSpec(
+    name="gather_kernel",
+    # (block_size, TILE, seq_len, num_blocks): TILE above, below and equal to the block size,
+    # block size 1, a length that ends on a block boundary, one token.
+    fixed=((4, 8, 13, 9), (16, 8, 17, 5), (1, 4, 6, 10), (8, 16, 8, 4), (4, 4, 12, 6),
+           (4, 4, 1, 5)),
+    build=_gather_case,
+    draw=_gather_draw,
+    summary="block sizes 1-16, tiles 2-16, shuffled tables",
+    describe=_gather_what,
+    store_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),
+                 (lambda f: True, HINTS["store"])),
+    value_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
+                 *((lambda f, r=r: _gather_rule(f) == r, h) for r, h in ADDRESS_HINTS.items()),
+                 (lambda f: True, HINTS["address"])),
+)  # fmt: skip
+
+
+def check_gather_kernel(kernel, seed=None) -> bool:
     """kernel[(cdiv(seq_len, TILE),)](cache, block_table, out, seq_len, BLOCK_SIZE=, ROW=, TILE=).
 
     Copies one sequence's K rows, TILE positions per program, from the paged cache
     (num_blocks, BLOCK_SIZE, ROW) into out (seq_len, ROW), through its block table.
     """
-    from ..attention import gather_kv
-
-    name = "gather_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for k, (bs, tile, seq_len, num_blocks) in enumerate(GATHER_CASES):
-        flat, cache, table, watch = _gather_case(bs, num_blocks, seq_len, seed=k)
-        out_flat, out = output((seq_len, ROW), device(), GUARD)
-        allowed = np.arange(out_flat.numel()) < seq_len * ROW
-        watch.add("out", out_flat, load=False, store=allowed,
-                  where=lambda i: f"out[{i // ROW}, {i % ROW}]")
-        grid = (-(-seq_len // tile),)
-        if not launch(name, watch, kernel[grid], cache, table, out_flat, seq_len,
-                      BLOCK_SIZE=bs, ROW=ROW, TILE=tile):
-            return False
-        if bool((out_flat == SENTINEL).all()):
-            return wrote_nothing(name)
-        used = -(-seq_len // bs)
-        where = f"block_size {bs}, TILE {tile}, seq_len {seq_len}, block_table " \
-                f"{table[:used].tolist()}"  # fmt: skip
-        got, want = out.cpu(), gather_kv(cache, table, seq_len).cpu()
-        unwritten = bool((got == SENTINEL).any())
-        if stray := _stray(watch, out_flat, allowed):
-            return wrong(name, where, stray, HINTS["one_d" if unwritten else "store"])
-        if torch.equal(got, want):
-            if watch.describe("load"):
-                return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
-            continue
-        bad = int(torch.nonzero((got != want).any(1))[0])
-        read, right = got[bad, 0].item(), int(want[bad, 0].item())
-        if read == SENTINEL:
-            return wrong(name, where, TOKEN.format(pos=bad, got="-", want=right), HINTS["tile"])
-        p, c = torch.arange(seq_len)[:, None], torch.arange(ROW)[None, :]
-        tb = _table_read(table, seq_len + 1)
-        hint = next((ADDRESS_HINTS[r] for r, rule in ADDRESS_RULES.items() if r != "right" and
-                     same(got, read_by_rule(flat, GUARD, rule(tb, p, bs, ROW, c)))),
-                    HINTS["address"])  # fmt: skip
-        if not float(read).is_integer():
-            return wrong(name, where, TOKEN.format(pos=bad, got=read, want=right), hint)
-        slot, want_slot = int(read) // ROW, right // ROW
-        what = READ_FROM.format(pos=bad, slot=slot, block=slot // bs, offset=slot % bs,
-                                want=want_slot, wblock=want_slot // bs, woffset=want_slot % bs)
-        return wrong(name, where, what, hint)
-    print(CORRECT.format(name=name, what=f"{len(GATHER_CASES)} cases: block sizes 1-16, tiles "
-                                           "4-16, shuffled tables"))
-    return True
+    return check_kernel(GATHER_SPEC, kernel, seed)
 
 
 # ---- step 3 · one tile of scores ----------------------------------------------------------------
-# (block_size, TILE, seq_len, KV_HEADS, kv_head)
-TILE_SCORES_CASES = ((4, 8, 13, 2, 1), (16, 8, 17, 2, 0), (1, 4, 6, 1, 0), (8, 16, 8, 2, 1),
-                     (4, 4, 12, 4, 3))  # fmt: skip
+LAST_TILE = msg("past seq_len, in the last tile", "마지막 타일의 seq_len 너머")
 
 
-def check_tile_scores_kernel(kernel) -> bool:
+def _scores_case(params, seed):
+    from ..attention import gather_kv, steps
+
+    bs, tile, seq_len, kvh, h, offset = params
+    args = steps.make_case([seq_len], bs, kvh, kvh, seed=seed, poison=True)
+    if offset:
+        extreme_scores(args[0], args[1], offset)
+    q, k_cache, table = args[0][0, h], args[1], args[3][0]
+    D, scale = q.shape[0], q.shape[0] ** -0.5
+    n_out = -(-seq_len // tile) * tile
+    out_flat, out = output((n_out,), device(), 2 * tile)
+    watch = paged_watch(*args, with_v=False)
+    ok = np.arange(out_flat.numel()) < n_out
+    watch.add("scores", out_flat, load=False, store=ok)
+    s = gather_kv(k_cache, table, seq_len)[:, h].cpu().double() @ q.cpu().double() * scale
+    past = torch.arange(n_out) >= seq_len
+    return Case(
+        where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, KV_HEADS {kvh}, kv_head {h}"
+              + (f", scores around {offset:+g}" if offset else ""), watch=watch,
+        run=lambda k: k[(n_out // tile,)](q, k_cache, table, out_flat, seq_len, h, scale,
+                                          BLOCK_SIZE=bs, KV_HEADS=kvh, HEAD_DIM=D, TILE=tile),
+        outputs=[("scores", out_flat, ok)], got=lambda: out.cpu().double(), label="scores",
+        want=torch.cat([s, s.new_full((n_out - seq_len,), float("-inf"))]),
+        regions={LAST_TILE: past},
+        data={"s": s, "q": q, "k_cache": k_cache, "table": table, "seq_len": seq_len,
+              "bs": bs, "kvh": kvh, "h": h, "D": D, "scale": scale},
+    )  # fmt: skip
+
+
+def _scores_draw(rng):
+    bs, tile, kvh = rng.choice((1, 2, 4, 8, 16)), rng.choice((4, 8, 16)), rng.choice((1, 2, 4))
+    seq_len = rng.choice((1, bs, bs + 1, tile, tile - 1 or 1, rng.randint(1, 33)))
+    return bs, tile, seq_len, kvh, rng.randrange(kvh), rng.choice((0, 0, 1000.0, -1000.0))
+
+
+def _scores_rule(f):
+    """The address mistake whose keys give the stored scores, or None."""
+    p, d = torch.arange(f.seq_len)[:, None], torch.arange(f.D)[None, :]
+    tb, k_flat = _table_read(f.table, f.seq_len + 1), whole(f.k_cache)
+    row, h, D = f.kvh * f.D, f.h, f.D
+    rules = {**{r: (rule, row, h * D + d) for r, rule in ADDRESS_RULES.items() if r != "right"},
+             "kv_head": (ADDRESS_RULES["right"], row, d),
+             "slot_heads": (ADDRESS_RULES["right"], D, h * D + d)}  # fmt: skip
+    for r, (rule, width, c) in rules.items():
+        keys = read_by_rule(k_flat, f.k_cache.storage_offset(), rule(tb, p, f.bs, width, c))
+        if same(f.got[: f.seq_len], keys @ f.q.cpu().double() * f.scale, 1e-4):
+            return r
+    return None
+
+
+SCORES_KEYS = (*(r for r in ADDRESS_RULES if r != "right"), "kv_head", "slot_heads")
+TILE_SCORES_SPEC = KernelSpec(
+    name="tile_scores_kernel",
+    # (block_size, TILE, seq_len, KV_HEADS, kv_head, score offset)
+    fixed=((4, 8, 13, 2, 1, 0), (16, 8, 17, 2, 0, 0), (1, 4, 6, 1, 0, 0), (8, 16, 8, 2, 1, 0),
+           (4, 4, 12, 4, 3, 0), (4, 8, 11, 2, 1, -1000.0)),
+    build=_scores_case,
+    draw=_scores_draw,
+    tol=1e-4,
+    summary="block sizes 1-16, tiles 4-16, 1-4 KV heads, scores beyond ±1000",
+    store_hints=((lambda f: True, HINTS["store"]),),
+    value_hints=(
+        (lambda f: same(f.got[: f.seq_len], f.s, 1e-4), HINTS["neg_inf"]),
+        *((lambda f, r=r: _scores_rule(f) == r, HINTS.get(r) or ADDRESS_HINTS[r])
+          for r in SCORES_KEYS),
+        (lambda f: same(f.got[: f.seq_len], f.s / f.scale, 1e-4), HINTS["scale"]),
+        (lambda f: bool(torch.isnan(f.got[: f.seq_len]).any()) and not f.watch.describe("load"),
+         HINTS["nan_read"]),
+    ),
+)  # fmt: skip
+
+
+def check_tile_scores_kernel(kernel, seed=None) -> bool:
     """kernel[(cdiv(seq_len, TILE),)](q, k_cache, block_table, scores, seq_len, kv_head, scale,
     BLOCK_SIZE=, KV_HEADS=, HEAD_DIM=, TILE=): scores[pos] = scale * q . K[pos, kv_head] for
     pos < seq_len, -inf for the rest of the last tile.
     """
-    from ..attention import gather_kv, steps
-
-    name = "tile_scores_kernel"
-    if not_a_kernel(name, kernel):
-        return False
-    for k, (bs, tile, seq_len, kvh, h) in enumerate(TILE_SCORES_CASES):
-        args = steps.make_case([seq_len], bs, kvh, kvh, seed=20 + k, poison=True)
-        q, k_cache, table = args[0][0, h], args[1], args[3][0]
-        D, scale = q.shape[0], q.shape[0] ** -0.5
-        n_out = -(-seq_len // tile) * tile
-        out_flat, out = output((n_out,), device(), 2 * tile)
-        watch = paged_watch(*args, with_v=False)
-        allowed = np.arange(out_flat.numel()) < n_out
-        watch.add("scores", out_flat, load=False, store=allowed)
-        grid = (n_out // tile,)
-        if not launch(name, watch, kernel[grid], q, k_cache, table, out_flat, seq_len, h, scale,
-                      BLOCK_SIZE=bs, KV_HEADS=kvh, HEAD_DIM=D, TILE=tile):
-            return False
-        if bool((out_flat == SENTINEL).all()):
-            return wrote_nothing(name)
-        where = f"block_size {bs}, TILE {tile}, seq_len {seq_len}, KV_HEADS {kvh}, kv_head {h}"
-        got = out.cpu().double()
-        s = gather_kv(k_cache, table, seq_len)[:, h].cpu().double() @ q.cpu().double() * scale
-        want = torch.cat([s, s.new_full((n_out - seq_len,), float("-inf"))])
-        if stray := _stray(watch, out_flat, allowed):
-            return wrong(name, where, stray, HINTS["store"])
-        if same(got, want, 1e-4):
-            if watch.describe("load"):
-                return wrong(name, where, watch.describe("load"), UNMASKED_LOAD)
-            continue
-        what = first_difference("scores", got, want, 1e-4)
-        if same(got[:seq_len], s, 1e-4):
-            return wrong(name, where, what, HINTS["neg_inf"])
-        p, d = torch.arange(seq_len)[:, None], torch.arange(D)[None, :]
-        tb, k_flat = _table_read(table, seq_len + 1), whole(k_cache)
-        start = k_cache.storage_offset()
-        rules = {**{r: (rule, kvh * D, h * D + d) for r, rule in ADDRESS_RULES.items()
-                    if r != "right"},
-                 "kv_head": (ADDRESS_RULES["right"], kvh * D, d),
-                 "slot_heads": (ADDRESS_RULES["right"], D, h * D + d)}  # fmt: skip
-        hint = None
-        for r, (rule, row, c) in rules.items():
-            keys = read_by_rule(k_flat, start, rule(tb, p, bs, row, c))
-            if same(got[:seq_len], keys @ q.cpu().double() * scale, 1e-4):
-                hint = HINTS.get(r) or ADDRESS_HINTS[r]
-                break
-        if hint is None and same(got[:seq_len], s / scale, 1e-4):
-            hint = HINTS["scale"]
-        if hint is None and torch.isnan(got[:seq_len]).any():
-            hint = UNMASKED_LOAD if watch.describe("load") else HINTS["nan_read"]
-        return wrong(name, where, what, hint)
-    print(CORRECT.format(name=name, what=f"{len(TILE_SCORES_CASES)} cases: block sizes 1-16, "
-                                           "tiles 4-16, 1-4 KV heads"))
-    return True
+    return check_kernel(TILE_SCORES_SPEC, kernel, seed)
 
 
-from .kernels_attention import (  # noqa: E402  (the attention puzzles, in their own module)
-    check_gqa_scores_kernel,
-    check_merge_kernel,
-    check_online_softmax_kernel,
-)
+from .kernels_attention import check_gqa_scores_kernel, check_online_softmax_kernel  # noqa: E402
+from .kernels_merge import check_merge_kernel  # noqa: E402
