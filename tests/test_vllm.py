@@ -1,0 +1,233 @@
+"""paged.engines.vllm: vLLM V1 on the course's model, live or recorded, in the course's shapes.
+
+Three groups:
+- always: the committed recordings load and keep the invariants of a paged pool (blocks held +
+  free = the usable pool at every step, every preempted request comes back and finishes, each
+  answer is max_new_tokens long or ends at EOS), and every bad input raises a named error naming
+  its value before anything starts; a failed or stale model conversion is never trusted;
+- with the model (skip without it, fail under PAGED_REQUIRE_MODEL=1): the recorded request is
+  the chapter's prompts through the course's tokenizer, and vLLM's tokens equal the course's own
+  paged scheduler's (`paged.model.generate`) in the same pool of 31 blocks of 32;
+- with vLLM's environment (`make vllm-venv`; skip without it, fail under PAGED_REQUIRE_VLLM=1):
+  a live run equals the recording step by step, and prefix caching serves cached prompt tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from model_needs import need
+
+import paged.model as pm
+from paged.engines import convert
+from paged.engines import vllm as V
+
+REQUIRE_VLLM = os.environ.get("PAGED_REQUIRE_VLLM", "") not in ("", "0")
+CHAPTER, PREFIX = "chapter11_24x48_32x32", "chapter11_prefix_caching"
+
+
+def recording(name: str) -> dict:
+    return next(r for r in V.recordings() if r["name"] == name)
+
+
+def options(rec: dict) -> dict:
+    """generate()'s keyword arguments for the recorded request."""
+    q = rec["request"]
+    keys = ("kv_blocks", "block_size", "prefix_caching", "max_num_seqs", "max_model_len")
+    return {k: q[k] for k in keys}
+
+
+def run_recorded(name: str) -> V.EngineResult:
+    rec = recording(name)
+    q = rec["request"]
+    return V.generate(q["prompt_token_ids"], q["max_new_tokens"], live=False, **options(rec))
+
+
+# ---- the recordings: no vLLM, no model -----------------------------------------------------
+@pytest.mark.parametrize("name", [CHAPTER, PREFIX])
+def test_recording_keeps_the_pool_invariants(name):
+    rec, run = recording(name), run_recorded(name)
+    q = rec["request"]
+    n = len(q["prompt_token_ids"])
+    assert run.source == "recorded" and run.engine == "vLLM" and run.version == "0.32.0"
+    assert run.machine["cores"] >= 1 and run.date and run.versions["torch"]
+    assert run.num_usable_blocks == q["kv_blocks"] - 1 and run.objects["null_block_id"] == 0
+    for step, free in zip(run.trace, run.num_free_blocks, strict=True):
+        held = {b for _, table, _ in step.layout.tables for b in table}
+        assert 0 not in held  # the null block is never handed out
+        assert len(held) + free == run.num_usable_blocks, step.step
+        assert sum(step.usage) == run.num_usable_blocks * run.block_size
+        running = [r for r, _, _ in step.layout.tables]  # Scheduler.running, in its order
+        assert len(set(running)) == len(running) == step.num_running
+        assert set(running) <= set(range(n))
+    finished = [r for s in run.trace for r in s.finished]
+    assert sorted(finished) == list(range(n))  # each request finishes once
+    preempted = {r for s in run.trace for r in s.preempted}
+    for r in preempted:  # every preempted request is admitted again after its last preemption
+        last = max(s.step for s in run.trace if r in s.preempted)
+        assert any(r in s.admitted for s in run.trace[last + 1 :])
+    assert run.preemptions == sum(map(len, (s.preempted for s in run.trace)))
+    assert len(run.tokens) == n  # in prompt order, one answer each
+    for tokens in run.tokens:
+        assert len(tokens) == q["max_new_tokens"] or tokens[-1] == run.eos_token_id
+
+
+def test_chapter_recording_preempts_and_prefix_recording_caches():
+    chapter, prefix = run_recorded(CHAPTER), run_recorded(PREFIX)
+    assert chapter.kv_blocks == 32 and chapter.block_size == 32 and chapter.preemptions > 0
+    assert chapter.metrics["vllm:num_preemptions"] == chapter.preemptions
+    assert prefix.preemptions == 0 and prefix.cached_prompt_tokens > 0
+    assert prefix.cached_prompt_tokens == prefix.metrics["vllm:prefix_cache_hits"]
+    shared = [s for s in prefix.trace if s.layout.tables]  # a block in several block tables
+    assert any(len({t[0] for _, t, _ in s.layout.tables}) < len(s.layout.tables) for s in shared)
+
+
+def test_a_request_without_a_recording_is_refused_by_name():
+    q = recording(CHAPTER)["request"]
+    with pytest.raises(V.RecordingNotFound, match="max_new_tokens=47.*make vllm-venv"):
+        V.generate(q["prompt_token_ids"], 47, kv_blocks=32, live=False)
+
+
+# ---- bad input: each a named error with the value, before anything starts ------------------
+IDS = [[1, 2, 3] * 10]
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(kv_blocks=32, block_size=48), ValueError, "block_size=48"),
+        (dict(kv_blocks=2, block_size=32), pm.KVBudgetTooSmall, "kv_blocks=2 .*kv_blocks >= 3"),
+        (dict(kv_blocks=4, max_model_len=4 * 32), ValueError, "max_model_len=128"),
+        (dict(kv_blocks=4, max_model_len=40), pm.PromptTooLong, "max_model_len=40"),
+        (dict(kv_blocks=1), ValueError, "kv_blocks must be an int >= 2"),
+    ],
+)
+def test_bad_sizes_are_named(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        V.generate(IDS, 16, **kwargs)
+
+
+def test_bad_prompts_are_named():
+    with pytest.raises(ValueError, match="prompt_token_ids"):
+        V.generate("What is 2 + 2?", 16, kv_blocks=8)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        V.generate(IDS, 0, kv_blocks=8)
+
+
+def test_no_vllm_environment_is_named(monkeypatch, tmp_path):
+    bogus = tmp_path / "no-python"
+    monkeypatch.setenv("PAGED_VLLM_PYTHON", str(bogus))
+    for live in (True, None):
+        with pytest.raises(V.VLLMNotFound, match=f"PAGED_VLLM_PYTHON='{bogus}'"):
+            V.generate(IDS, 16, kv_blocks=8, live=live)
+    monkeypatch.delenv("PAGED_VLLM_PYTHON")
+    monkeypatch.setattr(V, "ROOT", tmp_path)  # a checkout without .venv-vllm
+    with pytest.raises(V.VLLMNotFound, match="make vllm-venv"):
+        V.generate(IDS, 16, kv_blocks=8, live=True)
+
+
+# ---- the converted model folder: never trusted half-made or stale --------------------------
+def fake_gguf(tmp_path: Path) -> Path:
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"not really a gguf file")
+    return path
+
+
+def test_a_killed_conversion_leaves_nothing_trusted(monkeypatch, tmp_path):
+    gguf, cache = fake_gguf(tmp_path), tmp_path / "cache"
+
+    def killed(path, out, key):
+        (out / "model.safetensors").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(convert, "_write", killed)
+    with pytest.raises(KeyboardInterrupt):
+        convert.convert(gguf, cache)
+    assert not convert.model_dir(gguf, cache).exists() and list(cache.iterdir()) == []
+
+
+def test_a_stale_folder_is_converted_again(monkeypatch, tmp_path):
+    gguf, cache = fake_gguf(tmp_path), tmp_path / "cache"
+    folder = convert.model_dir(gguf, cache)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")  # no marker: a conversion that never finished
+
+    def write(path, out, key):
+        (out / "config.json").write_text('{"new": 1}')
+        (out / convert.MARKER).write_text(json.dumps({"key": key, "files": ["config.json"]}))
+
+    monkeypatch.setattr(convert, "_write", write)
+    assert convert.convert(gguf, cache) == folder
+    assert json.loads((folder / "config.json").read_text()) == {"new": 1}
+    gguf.write_bytes(b"another file now")  # another size: another key, another folder
+    assert convert.model_dir(gguf, cache) != folder
+
+
+def test_a_failed_conversion_is_named_and_leaves_nothing(tmp_path):
+    need("transformers", "gguf")
+    gguf, cache = fake_gguf(tmp_path), tmp_path / "cache"
+    with pytest.raises(convert.ConversionFailed, match="nothing was kept"):
+        convert.ensure_converted(gguf, cache)
+    assert not cache.exists() or list(cache.iterdir()) == []
+
+
+# ---- with the model: the recording is the chapter's request, and agrees with the course -----
+@pytest.fixture(scope="module")
+def model():
+    need("transformers", "gguf", weights=True)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # 6x faster than two threads on two busy cores (paged.model.bench)
+    yield pm.load("cpu")
+    torch.set_num_threads(threads)
+
+
+def test_recorded_ids_are_the_course_tokenizers(model):
+    for name in (CHAPTER, PREFIX):
+        rec = recording(name)
+        ids = pm.prompt_ids(model, rec["prompts"], rec["system"])
+        assert ids == rec["request"]["prompt_token_ids"]
+
+
+def test_vllm_tokens_equal_the_course_scheduler(model):
+    rec = recording(CHAPTER)
+    engine = V.generate(rec["request"]["prompt_token_ids"], 48, live=False, **options(rec))
+    ours = pm.generate(model, rec["prompts"], 48, policy="paged", block_size=32,
+                       kv_slots=engine.num_usable_blocks * 32)  # fmt: skip
+    assert ours.tokens == engine.tokens  # 24 of 24 answers, token by token
+    assert ours.peak_batch == engine.peak_batch
+
+
+# ---- with vLLM's environment: live equals the recording ------------------------------------
+def need_vllm() -> None:
+    try:
+        python = V.vllm_python()
+    except V.VLLMNotFound as exc:
+        python, reason = None, str(exc)
+    else:
+        reason = f"vLLM's environment is not built ({V.FIX})"
+    if python is None:
+        if REQUIRE_VLLM:
+            pytest.fail(f"PAGED_REQUIRE_VLLM is set but {reason}")
+        pytest.skip(reason)
+
+
+@pytest.mark.parametrize("name", [CHAPTER, PREFIX])
+def test_live_run_equals_its_recording(name):
+    need_vllm()
+    rec, recorded = recording(name), run_recorded(name)
+    q = rec["request"]
+    live = V.generate(q["prompt_token_ids"], q["max_new_tokens"], live=True, **options(rec))
+    assert live.source == "live" and live.tokens == recorded.tokens
+    for a, b in zip(live.trace, recorded.trace, strict=True):
+        assert (a.num_running, a.admitted, a.preempted, a.finished) == (
+            b.num_running, b.admitted, b.preempted, b.finished)  # fmt: skip
+        assert a.layout == b.layout  # the same block ids: vLLM's free queue is deterministic
+    assert live.num_free_blocks == recorded.num_free_blocks
+    assert live.cached_prompt_tokens == recorded.cached_prompt_tokens
+    if q["prefix_caching"]:
+        assert live.cached_prompt_tokens > 0
