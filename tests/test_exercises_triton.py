@@ -59,8 +59,17 @@ if backend() != "unavailable":
             tl.store(x_ptr + offs, x * 0.0, mask=inside)
 
     @triton.jit
-    def copy_2d_v(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr,
-                  BN: tl.constexpr, V: tl.constexpr):  # fmt: skip
+    def copy_2d_v(
+        x_ptr,
+        out_ptr,
+        M,
+        N,
+        stride_x,
+        stride_out,
+        BM: tl.constexpr,
+        BN: tl.constexpr,
+        V: tl.constexpr,
+    ):
         pm, pn = tl.program_id(0), tl.program_id(1)
         if V == "axes":
             pm, pn = pn, pm
@@ -104,8 +113,21 @@ if backend() != "unavailable":
             tl.store(out_ptr + i * N + j, y, mask=j < N)
 
     @triton.jit
-    def dot_v(a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out, BM: tl.constexpr,
-              BN: tl.constexpr, BK: tl.constexpr, V: tl.constexpr):  # fmt: skip
+    def dot_v(
+        a_ptr,
+        b_ptr,
+        out_ptr,
+        M,
+        N,
+        K,
+        stride_a,
+        stride_b,
+        stride_out,
+        BM: tl.constexpr,
+        BN: tl.constexpr,
+        BK: tl.constexpr,
+        V: tl.constexpr,
+    ):
         m = tl.arange(0, BM)
         n = tl.arange(0, BN)
         sa = K if V == "widths" else stride_a
@@ -116,8 +138,9 @@ if backend() != "unavailable":
         stop = BK if V == "no_loop" else K
         for start in range(0, stop, BK):
             kk = start + tl.arange(0, BK)
-            a_ok = (kk[None, :] < K) & ((m[:, None] >= 0) if V == "unmasked_rows" else
-                                        (m[:, None] < M))
+            a_ok = (kk[None, :] < K) & (
+                (m[:, None] >= 0) if V == "unmasked_rows" else (m[:, None] < M)
+            )
             b_ok = (n[None, :] < N) if V == "no_k_mask" else (kk[:, None] < K) & (n[None, :] < N)
             a = tl.load(a_ptr + m[:, None] * sa + kk[None, :], mask=a_ok, other=0.0)
             b = tl.load(b_ptr + kk[:, None] * stride_b + n[None, :], mask=b_ok, other=0.0)
@@ -132,8 +155,16 @@ if backend() != "unavailable":
 
     # ---- chapter 7 ---------------------------------------------------------------------------
     @triton.jit
-    def gather_v(cache_ptr, block_table_ptr, out_ptr, seq_len, BLOCK_SIZE: tl.constexpr,
-                 ROW: tl.constexpr, TILE: tl.constexpr, V: tl.constexpr):  # fmt: skip
+    def gather_v(
+        cache_ptr,
+        block_table_ptr,
+        out_ptr,
+        seq_len,
+        BLOCK_SIZE: tl.constexpr,
+        ROW: tl.constexpr,
+        TILE: tl.constexpr,
+        V: tl.constexpr,
+    ):
         pos = tl.program_id(0) * TILE + tl.arange(0, TILE)
         mask = pos < seq_len
         cols = tl.arange(0, ROW)
@@ -162,9 +193,20 @@ if backend() != "unavailable":
             tl.store(out_ptr + pos[:, None] * ROW + cols[None, :], x, mask=store_mask[:, None])
 
     @triton.jit
-    def scores_v(q_ptr, k_ptr, block_table_ptr, scores_ptr, seq_len, kv_head, scale,
-                 BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
-                 TILE: tl.constexpr, V: tl.constexpr):  # fmt: skip
+    def scores_v(
+        q_ptr,
+        k_ptr,
+        block_table_ptr,
+        scores_ptr,
+        seq_len,
+        kv_head,
+        scale,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        V: tl.constexpr,
+    ):
         t = tl.program_id(0) * TILE + tl.arange(0, TILE)
         live = t < seq_len
         e = tl.arange(0, HEAD_DIM)
@@ -189,10 +231,22 @@ if backend() != "unavailable":
         tl.store(scores_ptr + t, s)
 
     @triton.jit
-    def online_v(q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr, out_ptr, scale,
-                 max_blocks, BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr,
-                 GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, TILE: tl.constexpr,
-                 V: tl.constexpr):  # fmt: skip
+    def online_v(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        out_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        V: tl.constexpr,
+    ):
         seq, head = tl.program_id(0), tl.program_id(1)
         kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
         d = tl.arange(0, HEAD_DIM)
@@ -212,8 +266,9 @@ if backend() != "unavailable":
         for t0 in range(0, seq_len, TILE):
             pos = t0 + tl.arange(0, TILE)
             mask = pos < seq_len
-            block = tl.load(block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask,
-                            other=0)
+            block = tl.load(
+                block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0
+            )
             rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
             k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
             if V == "unmasked_v":
@@ -243,16 +298,29 @@ if backend() != "unavailable":
                 acc = (acc if keep_acc else acc * alpha) + tl.sum(p[:, None] * v, 0).to(acc.dtype)
                 m_i = m_new
         if l_i > 0:
-            tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d,
-                     (acc / l_i).to(tl.float32))
+            tl.store(
+                out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, (acc / l_i).to(tl.float32)
+            )
         if V == "writes_q":
             tl.store(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, q * 2.0)
 
     @triton.jit
-    def gqa_v(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, scale, max_blocks,
-              BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, GROUP: tl.constexpr,
-              HEAD_DIM: tl.constexpr, TILE: tl.constexpr, BLOCK_G: tl.constexpr,
-              V: tl.constexpr):  # fmt: skip
+    def gqa_v(
+        q_ptr,
+        k_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        scores_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        BLOCK_G: tl.constexpr,
+        V: tl.constexpr,
+    ):
         s_id, kvh = tl.program_id(0), tl.program_id(1)
         g = tl.arange(0, BLOCK_G)
         h = g * KV_HEADS + kvh if V == "head_mod" else kvh * GROUP + g
@@ -284,8 +352,15 @@ if backend() != "unavailable":
         tl.store(dest, s, mask=rows_ok[:, None])
 
     @triton.jit
-    def merge_v(part_out_ptr, part_lse_ptr, out_ptr, num_parts, HEAD_DIM: tl.constexpr,
-                BLOCK_P: tl.constexpr, V: tl.constexpr):  # fmt: skip
+    def merge_v(
+        part_out_ptr,
+        part_lse_ptr,
+        out_ptr,
+        num_parts,
+        HEAD_DIM: tl.constexpr,
+        BLOCK_P: tl.constexpr,
+        V: tl.constexpr,
+    ):
         r = tl.program_id(0)
         p = tl.arange(0, BLOCK_P)
         d = tl.arange(0, HEAD_DIM)
@@ -303,8 +378,11 @@ if backend() != "unavailable":
         elif V == "first_lse":  # partition 0's lse, not the largest
             w = tl.exp(lse - tl.sum(tl.where(p == 0, lse, 0.0), 0))
         elif V == "mean_lse":
-            w = tl.exp(lse - tl.sum(tl.where(ok & (lse > float("-inf")), lse, 0.0), 0)
-                       / tl.sum(tl.where(ok & (lse > float("-inf")), 1.0, 0.0), 0))
+            w = tl.exp(
+                lse
+                - tl.sum(tl.where(ok & (lse > float("-inf")), lse, 0.0), 0)
+                / tl.sum(tl.where(ok & (lse > float("-inf")), 1.0, 0.0), 0)
+            )
         elif V == "mean":
             w = tl.where(ok, 1.0, 0.0)
         else:
@@ -330,8 +408,9 @@ if backend() != "unavailable":
         """Not written yet."""
 
     @triton.jit
-    def stub_copy_2d(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr,
-                     BN: tl.constexpr):  # fmt: skip
+    def stub_copy_2d(
+        x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr
+    ):
         """Not written yet."""
 
     @triton.jit
@@ -339,36 +418,95 @@ if backend() != "unavailable":
         """Not written yet."""
 
     @triton.jit
-    def stub_dot(a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out,
-                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    def stub_dot(
+        a_ptr,
+        b_ptr,
+        out_ptr,
+        M,
+        N,
+        K,
+        stride_a,
+        stride_b,
+        stride_out,
+        BM: tl.constexpr,
+        BN: tl.constexpr,
+        BK: tl.constexpr,
+    ):
         """Not written yet."""
 
     @triton.jit
-    def stub_gather(cache_ptr, block_table_ptr, out_ptr, seq_len, BLOCK_SIZE: tl.constexpr,
-                    ROW: tl.constexpr, TILE: tl.constexpr):  # fmt: skip
+    def stub_gather(
+        cache_ptr,
+        block_table_ptr,
+        out_ptr,
+        seq_len,
+        BLOCK_SIZE: tl.constexpr,
+        ROW: tl.constexpr,
+        TILE: tl.constexpr,
+    ):
         """Not written yet."""
 
     @triton.jit
-    def stub_scores(q_ptr, k_ptr, block_table_ptr, scores_ptr, seq_len, kv_head, scale,
-                    BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
-                    TILE: tl.constexpr):  # fmt: skip
+    def stub_scores(
+        q_ptr,
+        k_ptr,
+        block_table_ptr,
+        scores_ptr,
+        seq_len,
+        kv_head,
+        scale,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+    ):
         """Not written yet."""
 
     @triton.jit
-    def stub_online(q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr, out_ptr, scale,
-                    max_blocks, BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr,
-                    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, TILE: tl.constexpr):  # fmt: skip
+    def stub_online(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        out_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+    ):
         """Not written yet."""
 
     @triton.jit
-    def stub_gqa(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, scale, max_blocks,
-                 BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, GROUP: tl.constexpr,
-                 HEAD_DIM: tl.constexpr, TILE: tl.constexpr, BLOCK_G: tl.constexpr):  # fmt: skip
+    def stub_gqa(
+        q_ptr,
+        k_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        scores_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        BLOCK_G: tl.constexpr,
+    ):
         """Not written yet."""
 
     @triton.jit
-    def stub_merge(part_out_ptr, part_lse_ptr, out_ptr, num_parts, HEAD_DIM: tl.constexpr,
-                   BLOCK_P: tl.constexpr):  # fmt: skip
+    def stub_merge(
+        part_out_ptr,
+        part_lse_ptr,
+        out_ptr,
+        num_parts,
+        HEAD_DIM: tl.constexpr,
+        BLOCK_P: tl.constexpr,
+    ):
         """Not written yet."""
 
     @triton.jit
@@ -390,99 +528,139 @@ class Variant:
 
 # puzzle: (checker, kernel with variants, {variant: (hint phrase, seen on a GPU too)})
 PUZZLES = {
-    "stamp_kernel": ("check_stamp_kernel", "stamp_v", {
-        "same_block": ("every program wrote the same first BLOCK elements", True),
-        "offsets": ("you stored the offsets", True),
-        "pid_plus": ("starts at pid * BLOCK, not at pid", True),
-    }),
-    "copy_kernel": ("check_copy_kernel", "copy_v", {
-        "le": ("offs <= n lets one lane too many through", True),
-        "unmasked_load": ("unmasked load", False),
-        "unmasked_store": ("mask the store with offs < n", True),
-        "no_pid": ("program pid starts at pid * BLOCK", True),
-        "writes_x": ("your kernel wrote into x[0], an input", True),
-    }),
-    "copy_2d_kernel": ("check_copy_2d_kernel", "copy_2d_v", {
-        "one_d": ("a 1-D mask on a 2-D tile", True),
-        "rows_only": ("columns c >= N got through your mask", True),
-        "cols_only": ("rows r >= M got through your mask", True),
-        "stride_n": ("rows of x are stride_x elements apart", True),
-        "out_stride": ("rows of out are stride_out elements apart", True),
-        "axes": ("program_id(0) numbers the row tiles", True),
-        "unmasked_load": ("unmasked load", False),
-    }),
-    "row_softmax_kernel": ("check_row_softmax_kernel", "softmax_v", {
-        "pad_zero": ("other=float('-inf')", False),
-        "no_max": ("Subtract the row's maximum first", True),
-        "no_sum": ("divide exp(x - max) by its sum", True),
-        "f64_no_max": ("Subtract the row's maximum first", True),
-        "unmasked_load": ("unmasked load", False),
-        "unmasked_store": ("mask the store with cols < N", True),
-    }),
-    "dot_kernel": ("check_dot_kernel", "dot_v", {
-        "no_loop": ("loop k0 over range(0, K, BK)", True),
-        "no_k_mask": ("unmasked load", True),
-        "widths": ("stride_a, stride_b and stride_out", True),
-        "unmasked_store": ("you wrote outside out's M rows and N columns", True),
-        "unmasked_rows": ("unmasked load", False),
-        "fp16_acc": ("rounded to fewer bits", True),
-    }),
-    "gather_kernel": ("check_gather_kernel", "gather_v", {
-        "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
-        "no_modulo": ("pos % BLOCK_SIZE, not pos", True),
-        "no_table": ("as if the cache were contiguous", True),
-        "slot_not_times_row": ("multiply the slot by it", True),
-        "block_plus_offset": ("not block + offset", True),
-        "unmasked_store": ("mask the store", True),
-        "one_d": ("a 1-D mask on a 2-D tile", True),
-        "unmasked_load": ("unmasked load", False),
-    }),
-    "tile_scores_kernel": ("check_tile_scores_kernel", "scores_v", {
-        "no_neg_inf": ("must hold -inf", True),
-        "no_scale": ("the scale is missing", True),
-        "head0": ("you read KV head 0", True),
-        "slot_heads": ("multiply the slot by KV_HEADS * HEAD_DIM", True),
-        "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
-        "unmasked_load": ("unmasked load", False),
-    }),
-    "online_softmax_kernel": ("check_online_softmax_kernel", "online_v", {
-        "no_rescale": ("you never rescale", True),
-        "tile_max": ("each tile's own max", True),
-        "l_only": ("you rescale l_i but not acc", True),
-        "acc_only": ("you rescale acc but not l", True),
-        "no_mask": ("tl.where(mask, s, float('-inf'))", True),
-        "old_max": ("m_i is still -inf", True),
-        "no_max": ("exp(s) overflows", True),
-        "f64_no_max": ("exp(s) overflows", True),
-        "zero_max": ("far below 0", True),
-        "no_scale": ("attention gives with scale = 1", True),
-        "fp16_acc": ("float16's precision", True),
-        "writes_q": ("an input", True),
-        "head_mod": ("query head h reads KV head h // GROUP", True),
-        "unmasked_v": ("unmasked load", True),
-    }),
-    "gqa_scores_kernel": ("check_gqa_scores_kernel", "gqa_v", {
-        "head_mod": ("query head h reads KV head h // GROUP", True),
-        "all_rows": ("store only the GROUP real rows", True),
-        "no_neg_inf": ("must hold -inf", True),
-        "no_scale": ("the scale is missing", True),
-        "unmasked_q": ("unmasked load", False),
-        "sum_loop": ("no tl.dot call", True),
-        "fp16": ("not to float32 precision", True),
-    }),
-    "merge_kernel": ("check_merge_kernel", "merge_v", {
-        "no_max": ("left the float range", True),
-        "f64_no_max": ("left the float range", True),
-        "first_lse": ("left the float range", True),
-        "mean_lse": ("left the float range", True),
-        "writes_lse": ("wrote into part_lse[", True),
-        "pad_zero": ("other=float('-inf')", False),
-        "no_norm": ("divide by their sum", True),
-        "mean": ("not 1 / num_parts", True),
-        "unmasked_lse": ("unmasked load", False),
-        "unmasked_out": ("unmasked load", False),
-    }),
-}  # fmt: skip
+    "stamp_kernel": (
+        "check_stamp_kernel",
+        "stamp_v",
+        {
+            "same_block": ("every program wrote the same first BLOCK elements", True),
+            "offsets": ("you stored the offsets", True),
+            "pid_plus": ("starts at pid * BLOCK, not at pid", True),
+        },
+    ),
+    "copy_kernel": (
+        "check_copy_kernel",
+        "copy_v",
+        {
+            "le": ("offs <= n lets one lane too many through", True),
+            "unmasked_load": ("unmasked load", False),
+            "unmasked_store": ("mask the store with offs < n", True),
+            "no_pid": ("program pid starts at pid * BLOCK", True),
+            "writes_x": ("your kernel wrote into x[0], an input", True),
+        },
+    ),
+    "copy_2d_kernel": (
+        "check_copy_2d_kernel",
+        "copy_2d_v",
+        {
+            "one_d": ("a 1-D mask on a 2-D tile", True),
+            "rows_only": ("columns c >= N got through your mask", True),
+            "cols_only": ("rows r >= M got through your mask", True),
+            "stride_n": ("rows of x are stride_x elements apart", True),
+            "out_stride": ("rows of out are stride_out elements apart", True),
+            "axes": ("program_id(0) numbers the row tiles", True),
+            "unmasked_load": ("unmasked load", False),
+        },
+    ),
+    "row_softmax_kernel": (
+        "check_row_softmax_kernel",
+        "softmax_v",
+        {
+            "pad_zero": ("other=float('-inf')", False),
+            "no_max": ("Subtract the row's maximum first", True),
+            "no_sum": ("divide exp(x - max) by its sum", True),
+            "f64_no_max": ("Subtract the row's maximum first", True),
+            "unmasked_load": ("unmasked load", False),
+            "unmasked_store": ("mask the store with cols < N", True),
+        },
+    ),
+    "dot_kernel": (
+        "check_dot_kernel",
+        "dot_v",
+        {
+            "no_loop": ("loop k0 over range(0, K, BK)", True),
+            "no_k_mask": ("unmasked load", True),
+            "widths": ("stride_a, stride_b and stride_out", True),
+            "unmasked_store": ("you wrote outside out's M rows and N columns", True),
+            "unmasked_rows": ("unmasked load", False),
+            "fp16_acc": ("rounded to fewer bits", True),
+        },
+    ),
+    "gather_kernel": (
+        "check_gather_kernel",
+        "gather_v",
+        {
+            "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
+            "no_modulo": ("pos % BLOCK_SIZE, not pos", True),
+            "no_table": ("as if the cache were contiguous", True),
+            "slot_not_times_row": ("multiply the slot by it", True),
+            "block_plus_offset": ("not block + offset", True),
+            "unmasked_store": ("mask the store", True),
+            "one_d": ("a 1-D mask on a 2-D tile", True),
+            "unmasked_load": ("unmasked load", False),
+        },
+    ),
+    "tile_scores_kernel": (
+        "check_tile_scores_kernel",
+        "scores_v",
+        {
+            "no_neg_inf": ("must hold -inf", True),
+            "no_scale": ("the scale is missing", True),
+            "head0": ("you read KV head 0", True),
+            "slot_heads": ("multiply the slot by KV_HEADS * HEAD_DIM", True),
+            "table_by_position": ("use block_table[pos // BLOCK_SIZE]", True),
+            "unmasked_load": ("unmasked load", False),
+        },
+    ),
+    "online_softmax_kernel": (
+        "check_online_softmax_kernel",
+        "online_v",
+        {
+            "no_rescale": ("you never rescale", True),
+            "tile_max": ("each tile's own max", True),
+            "l_only": ("you rescale l_i but not acc", True),
+            "acc_only": ("you rescale acc but not l", True),
+            "no_mask": ("tl.where(mask, s, float('-inf'))", True),
+            "old_max": ("m_i is still -inf", True),
+            "no_max": ("exp(s) overflows", True),
+            "f64_no_max": ("exp(s) overflows", True),
+            "zero_max": ("far below 0", True),
+            "no_scale": ("attention gives with scale = 1", True),
+            "fp16_acc": ("float16's precision", True),
+            "writes_q": ("an input", True),
+            "head_mod": ("query head h reads KV head h // GROUP", True),
+            "unmasked_v": ("unmasked load", True),
+        },
+    ),
+    "gqa_scores_kernel": (
+        "check_gqa_scores_kernel",
+        "gqa_v",
+        {
+            "head_mod": ("query head h reads KV head h // GROUP", True),
+            "all_rows": ("store only the GROUP real rows", True),
+            "no_neg_inf": ("must hold -inf", True),
+            "no_scale": ("the scale is missing", True),
+            "unmasked_q": ("unmasked load", False),
+            "sum_loop": ("no tl.dot call", True),
+            "fp16": ("not to float32 precision", True),
+        },
+    ),
+    "merge_kernel": (
+        "check_merge_kernel",
+        "merge_v",
+        {
+            "no_max": ("left the float range", True),
+            "f64_no_max": ("left the float range", True),
+            "first_lse": ("left the float range", True),
+            "mean_lse": ("left the float range", True),
+            "writes_lse": ("wrote into part_lse[", True),
+            "pad_zero": ("other=float('-inf')", False),
+            "no_norm": ("divide by their sum", True),
+            "mean": ("not 1 / num_parts", True),
+            "unmasked_lse": ("unmasked load", False),
+            "unmasked_out": ("unmasked load", False),
+        },
+    ),
+}
 MISTAKES = [(p, v, *hint) for p, (_, _, wrong) in PUZZLES.items() for v, hint in wrong.items()]
 
 
@@ -507,11 +685,13 @@ def test_model_answer_and_an_independent_kernel_are_correct(puzzle, capsys):
     assert check(Variant(globals()[PUZZLES[puzzle][1]], "right")) is True
 
 
-@pytest.mark.parametrize("puzzle, variant, hint, gpu_sees", MISTAKES,
-                         ids=[f"{p}-{v}" for p, v, _, _ in MISTAKES])
+@pytest.mark.parametrize(
+    "puzzle, variant, hint, gpu_sees", MISTAKES, ids=[f"{p}-{v}" for p, v, _, _ in MISTAKES]
+)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's exp overflow, on purpose
-def test_typical_mistake_rejected_with_the_hint_that_names_it(puzzle, variant, hint, gpu_sees,
-                                                              capsys):  # fmt: skip
+def test_typical_mistake_rejected_with_the_hint_that_names_it(
+    puzzle, variant, hint, gpu_sees, capsys
+):
     if not (INTERPRETED or gpu_sees):
         pytest.skip("only the interpreter shows this one: an address, or 0.0 in masked lanes")
     check = getattr(ex, PUZZLES[puzzle][0])
@@ -523,11 +703,18 @@ def test_typical_mistake_rejected_with_the_hint_that_names_it(puzzle, variant, h
     assert out.startswith(rejected) and "hint:" in out and hint in out, out
 
 
-STUBS = {"stamp_kernel": "stub_stamp", "copy_kernel": "stub_copy", "copy_2d_kernel": "stub_copy_2d",
-         "row_softmax_kernel": "stub_softmax", "dot_kernel": "stub_dot",
-         "gather_kernel": "stub_gather", "tile_scores_kernel": "stub_scores",
-         "online_softmax_kernel": "stub_online", "gqa_scores_kernel": "stub_gqa",
-         "merge_kernel": "stub_merge"}  # fmt: skip
+STUBS = {
+    "stamp_kernel": "stub_stamp",
+    "copy_kernel": "stub_copy",
+    "copy_2d_kernel": "stub_copy_2d",
+    "row_softmax_kernel": "stub_softmax",
+    "dot_kernel": "stub_dot",
+    "gather_kernel": "stub_gather",
+    "tile_scores_kernel": "stub_scores",
+    "online_softmax_kernel": "stub_online",
+    "gqa_scores_kernel": "stub_gqa",
+    "merge_kernel": "stub_merge",
+}
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
@@ -536,8 +723,10 @@ def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
     assert check(globals()[STUBS[puzzle]]) is False
     assert check(None) is False
     out = capsys.readouterr().out.splitlines()
-    assert out == [f"{puzzle}: not yet: your kernel wrote nothing. Write its body and run again.",
-                   f"{puzzle}: not yet: pass your @triton.jit kernel (got NoneType)."]
+    assert out == [
+        f"{puzzle}: not yet: your kernel wrote nothing. Write its body and run again.",
+        f"{puzzle}: not yet: pass your @triton.jit kernel (got NoneType).",
+    ]
 
 
 def test_the_cases_hold_the_block_boundaries_and_the_extremes():
@@ -546,8 +735,9 @@ def test_the_cases_hold_the_block_boundaries_and_the_extremes():
     for spec in (kernels.GATHER_SPEC, kernels.TILE_SCORES_SPEC):
         sizes = [(bs, tile, n) for bs, tile, n, *_ in spec.fixed]
         assert {(tile > bs) - (tile < bs) for bs, tile, _ in sizes} == {-1, 0, 1}
-        assert any(bs == 1 for bs, _, _ in sizes) and any(n % bs == 0 and n > bs
-                                                          for bs, _, n in sizes)
+        assert any(bs == 1 for bs, _, _ in sizes) and any(
+            n % bs == 0 and n > bs for bs, _, n in sizes
+        )
     softmax = kernels_attention.ONLINE_SOFTMAX_SPEC.fixed
     assert {(tile > bs) - (tile < bs) for bs, _, _, _, tile, _, _ in softmax} == {-1, 0, 1}
     lens = [(bs, n) for bs, ls, *_ in softmax for n in ls]
@@ -596,7 +786,8 @@ def test_the_fallback_names_a_symptom():
 
 
 def test_a_one_d_mask_that_does_not_broadcast_is_named(capsys):
-    from paged.exercises.triton_checks import Watch, launch
+    from paged.exercises.kernel_launch import launch
+    from paged.exercises.triton_checks import Watch
 
     out = torch.zeros(8, device="cuda" if backend() == "cuda" else "cpu")
     assert launch("tile", Watch(), one_d_mask[(1,)], out, 2, BM=2, BN=4) is False

@@ -35,21 +35,25 @@ STAMP = {
         "every program wrote the same first BLOCK elements: program pid owns elements "
         "pid * BLOCK ... pid * BLOCK + BLOCK - 1, so its offsets start at pid * BLOCK.",
         "모든 프로그램이 같은 처음 BLOCK개 원소에 썼습니다. 프로그램 pid의 몫은 pid * BLOCK부터 "
-        "pid * BLOCK + BLOCK - 1까지이므로, 오프셋은 pid * BLOCK에서 시작합니다."),
+        "pid * BLOCK + BLOCK - 1까지이므로, 오프셋은 pid * BLOCK에서 시작합니다.",
+    ),
     "offsets": msg(
         "you stored the offsets (each element's own index); store the program id, "
         "tl.program_id(0), into every element of the block.",
         "오프셋(각 원소의 인덱스)을 저장했습니다. 블록의 모든 원소에 프로그램 id, "
-        "tl.program_id(0)를 저장하세요."),
+        "tl.program_id(0)를 저장하세요.",
+    ),
     "cover": msg(
         "does each program cover all BLOCK of its elements? Program pid starts at pid * BLOCK, "
         "not at pid.",
         "각 프로그램이 자기 원소 BLOCK개를 모두 덮나요? 프로그램 pid는 pid가 아니라 "
-        "pid * BLOCK에서 시작합니다."),
+        "pid * BLOCK에서 시작합니다.",
+    ),
     "past": msg(
         "nothing lies past programs * BLOCK elements: check the offsets of your store.",
-        "programs * BLOCK개 원소 뒤에는 아무것도 없습니다. 저장의 오프셋을 확인하세요."),
-}  # fmt: skip
+        "programs * BLOCK개 원소 뒤에는 아무것도 없습니다. 저장의 오프셋을 확인하세요.",
+    ),
+}
 
 
 def _stamp_case(params, seed):
@@ -59,11 +63,14 @@ def _stamp_case(params, seed):
     ok = np.arange(n + block) < n
     watch.add("out", flat, load=False, store=ok)
     return Case(
-        where=f"{programs} programs, BLOCK {block}", watch=watch,
-        run=lambda k: k[(programs,)](flat, BLOCK=block), outputs=[("out", flat, ok)],
-        got=lambda: flat[:n].cpu(), want=(torch.arange(n) // block).float(),
+        where=f"{programs} programs, BLOCK {block}",
+        watch=watch,
+        run=lambda k: k[(programs,)](flat, BLOCK=block),
+        outputs=[("out", flat, ok)],
+        got=lambda: flat[:n].cpu(),
+        want=(torch.arange(n) // block).float(),
         data={"programs": programs, "block": block, "n": n},
-    )  # fmt: skip
+    )
 
 
 STAMP_SPEC = KernelSpec(
@@ -74,13 +81,17 @@ STAMP_SPEC = KernelSpec(
     summary="grids of 1-7 programs, BLOCK 1-16",
     store_hints=((lambda f: True, STAMP["past"]),),
     value_hints=(
-        (lambda f: f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all()),
-         STAMP["same_block"]),
-        (lambda f: same(f.got, torch.arange(f.n)) or same(f.got, torch.arange(f.n) % f.block),
-         STAMP["offsets"]),
+        (
+            lambda f: f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all()),
+            STAMP["same_block"],
+        ),
+        (
+            lambda f: same(f.got, torch.arange(f.n)) or same(f.got, torch.arange(f.n) % f.block),
+            STAMP["offsets"],
+        ),
         (lambda f: bool((f.got == SENTINEL).any()), STAMP["cover"]),
     ),
-)  # fmt: skip
+)
 
 
 def check_stamp_kernel(kernel, seed=None) -> bool:
@@ -93,16 +104,19 @@ def check_stamp_kernel(kernel, seed=None) -> bool:
 COPY = {
     "store": msg(
         "the last program's lanes past n stored too: mask the store with offs < n.",
-        "마지막 프로그램의 n 이후 레인도 저장했습니다. 저장을 offs < n으로 마스크하세요."),
+        "마지막 프로그램의 n 이후 레인도 저장했습니다. 저장을 offs < n으로 마스크하세요.",
+    ),
     "off_by_one": msg(
         "offs <= n lets one lane too many through: the last element is x[n - 1], so the mask is "
         "offs < n.",
         "offs <= n은 레인 하나를 더 통과시킵니다. 마지막 원소는 x[n - 1]이므로 마스크는 "
-        "offs < n입니다."),
+        "offs < n입니다.",
+    ),
     "start": msg(
         "only the first BLOCK elements were copied: program pid starts at pid * BLOCK.",
-        "처음 BLOCK개 원소만 복사되었습니다. 프로그램 pid는 pid * BLOCK에서 시작합니다."),
-}  # fmt: skip
+        "처음 BLOCK개 원소만 복사되었습니다. 프로그램 pid는 pid * BLOCK에서 시작합니다.",
+    ),
+}
 
 
 def _copy_case(params, seed):
@@ -120,11 +134,14 @@ def _copy_case(params, seed):
     ok = np.arange(n + guard) < n
     watch.add("out", out, load=False, store=ok)
     return Case(
-        where=f"n {n}, BLOCK {block}", watch=watch,
-        run=lambda k: k[(-(-n // block),)](x, out, n, BLOCK=block), outputs=[("out", out, ok)],
-        got=lambda: out[:n].cpu(), want=values, data={"n": n, "block": block, "guard": guard,
-                                                      "out": out, "ok": ok},
-    )  # fmt: skip
+        where=f"n {n}, BLOCK {block}",
+        watch=watch,
+        run=lambda k: k[(-(-n // block),)](x, out, n, BLOCK=block),
+        outputs=[("out", out, ok)],
+        got=lambda: out[:n].cpu(),
+        want=values,
+        data={"n": n, "block": block, "guard": guard, "out": out, "ok": ok},
+    )
 
 
 def _one_past_store(f) -> bool:
@@ -142,13 +159,15 @@ COPY_SPEC = KernelSpec(
     fixed=((10, 4), (16, 8), (1, 8), (33, 16), (5, 1)),  # (n, BLOCK)
     build=_copy_case,
     draw=lambda rng: (lambda b: (rng.choice((1, b, b + 1, 2 * b - 1, rng.randint(1, 40))), b))(
-        rng.choice(BLOCKS)),
+        rng.choice(BLOCKS)
+    ),
     summary="n 1-40, BLOCK 1-16, n not a multiple of BLOCK",
     store_hints=((_one_past_store, COPY["off_by_one"]), (lambda f: True, COPY["store"])),
-    value_hints=((lambda f: f.n > f.block and bool((f.got[f.block :] == SENTINEL).all()),
-                  COPY["start"]),),
+    value_hints=(
+        (lambda f: f.n > f.block and bool((f.got[f.block :] == SENTINEL).all()), COPY["start"]),
+    ),
     load_hints=((_one_past_load, COPY["off_by_one"]),),
-)  # fmt: skip
+)
 
 
 def check_copy_kernel(kernel, seed=None) -> bool:
@@ -168,31 +187,37 @@ COPY_2D = {
         "each dimension its own axis: (rows < M)[:, None] & (cols < N)[None, :].",
         "2차원 타일에 1차원 마스크를 썼습니다. (BM,) 모양의 마스크를 (BM, BN) 타일 옆에 두면 "
         "마지막 차원인 열과 맞춰지므로, 행 조건으로 열을 켜고 끈 셈입니다. 차원마다 자기 축을 "
-        "주세요: (rows < M)[:, None] & (cols < N)[None, :]."),
+        "주세요: (rows < M)[:, None] & (cols < N)[None, :].",
+    ),
     "cols": msg(
         "columns c >= N got through your mask: each row holds only N numbers, so the mask needs "
         "(cols < N)[None, :] as well as the row test.",
         "열 c >= N이 마스크를 통과했습니다. 각 행에는 숫자가 N개뿐이므로 행 조건과 함께 "
-        "(cols < N)[None, :]도 필요합니다."),
+        "(cols < N)[None, :]도 필요합니다.",
+    ),
     "rows": msg(
         "rows r >= M got through your mask: the mask needs (rows < M)[:, None] as well as the "
         "column test.",
-        "행 r >= M이 마스크를 통과했습니다. 열 조건과 함께 (rows < M)[:, None]도 필요합니다."),
+        "행 r >= M이 마스크를 통과했습니다. 열 조건과 함께 (rows < M)[:, None]도 필요합니다.",
+    ),
     "stride_x": msg(
         "rows of x are stride_x elements apart (x is a view of a wider buffer), not N: row r "
         "starts at x_ptr + r * stride_x.",
         "x의 행 간격은 N이 아니라 stride_x입니다(x는 더 넓은 버퍼의 뷰입니다). 행 r은 "
-        "x_ptr + r * stride_x에서 시작합니다."),
+        "x_ptr + r * stride_x에서 시작합니다.",
+    ),
     "stride_out": msg(
         "rows of out are stride_out elements apart: row r of out starts at "
         "out_ptr + r * stride_out.",
-        "out의 행 간격은 stride_out입니다. out의 행 r은 out_ptr + r * stride_out에서 시작합니다."),
+        "out의 행 간격은 stride_out입니다. out의 행 r은 out_ptr + r * stride_out에서 시작합니다.",
+    ),
     "axes": msg(
         "some tiles were never written: program_id(0) numbers the row tiles (BM rows each) and "
         "program_id(1) the column tiles (BN columns each).",
         "쓰이지 않은 타일이 있습니다. program_id(0)는 행 타일(각 BM행), program_id(1)은 열 "
-        "타일(각 BN열)의 번호입니다."),
-}  # fmt: skip
+        "타일(각 BN열)의 번호입니다.",
+    ),
+}
 
 
 def _copy_2d_case(params, seed):
@@ -209,19 +234,20 @@ def _copy_2d_case(params, seed):
     watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
     grid = (-(-M // bm), -(-N // bn))
     return Case(
-        where=f"M {M}, N {N}, stride_x {sx}, stride_out {so}, BM {bm}, BN {bn}", watch=watch,
+        where=f"M {M}, N {N}, stride_x {sx}, stride_out {so}, BM {bm}, BN {bn}",
+        watch=watch,
         run=lambda k: k[grid](x_flat, out, M, N, sx, so, BM=bm, BN=bn),
-        outputs=[("out", out, may_out)], got=lambda: out.cpu().view(-1, so)[:M, :N],
-        want=values, data={"params": params, "out": out, "x_flat": x_flat, "may_out": may_out},
-    )  # fmt: skip
+        outputs=[("out", out, may_out)],
+        got=lambda: out.cpu().view(-1, so)[:M, :N],
+        want=values,
+        data={"params": params, "out": out, "x_flat": x_flat, "may_out": may_out},
+    )
 
 
 def _copy_2d_draw(rng):
     bm, bn = rng.choice((2, 4, 8)), rng.choice((2, 4, 8, 16))
     M, N = rng.choice((1, bm, bm + 1, 2 * bm + 1)), rng.choice((1, bn - 1 or 1, bn + 1, 2 * bn))
     return M, N, N + rng.randint(1, 4), N + rng.randint(0, 3), bm, bn
-
-
 
 
 def _2d(key):
@@ -237,7 +263,7 @@ COPY_2D_SPEC = KernelSpec(
     summary="ragged edges, strided rows",
     store_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
     value_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
-)  # fmt: skip
+)
 
 
 def check_copy_2d_kernel(kernel, seed=None) -> bool:

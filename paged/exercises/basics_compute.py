@@ -26,21 +26,25 @@ ROW_SOFTMAX = {
     "store": msg(
         "lanes past N stored too (into the next row, or past the end): mask the store with "
         "cols < N.",
-        "N 이후의 레인도 저장했습니다(다음 행이나 끝 너머에). 저장을 cols < N으로 마스크하세요."),
+        "N 이후의 레인도 저장했습니다(다음 행이나 끝 너머에). 저장을 cols < N으로 마스크하세요.",
+    ),
     "overflow": msg(
         "inf or NaN with values in the hundreds: exp(x) overflows float32 above about 88. "
         "Subtract the row's maximum first: exp(x - max(x)) gives the same softmax.",
         "값이 수백일 때 inf나 NaN이 나왔습니다. float32에서 exp(x)는 약 88을 넘으면 "
-        "넘칩니다. 먼저 행의 최댓값을 빼세요. exp(x - max(x))도 같은 소프트맥스를 줍니다."),
+        "넘칩니다. 먼저 행의 최댓값을 빼세요. exp(x - max(x))도 같은 소프트맥스를 줍니다.",
+    ),
     "pad_zero": msg(
         "the masked lanes came back as 0.0 (tl.load's default) and took part in the max and the "
         "sum: exp(0 - max) is not 0. Load them with other=float('-inf'), whose exp is exactly 0.",
         "마스크된 레인이 0.0(tl.load의 기본값)으로 돌아와 최댓값과 합에 끼어들었습니다. "
-        "exp(0 - max)는 0이 아닙니다. other=float('-inf')로 읽으세요. 그 exp는 정확히 0입니다."),
+        "exp(0 - max)는 0이 아닙니다. other=float('-inf')로 읽으세요. 그 exp는 정확히 0입니다.",
+    ),
     "no_sum": msg(
         "the weights do not add up to 1: divide exp(x - max) by its sum over the row.",
-        "가중치의 합이 1이 아닙니다. exp(x - max)를 행 전체의 합으로 나누세요."),
-}  # fmt: skip
+        "가중치의 합이 1이 아닙니다. exp(x - max)를 행 전체의 합으로 나누세요.",
+    ),
+}
 
 
 def _softmax_case(params, seed):
@@ -63,11 +67,14 @@ def _softmax_case(params, seed):
     size = {1: "", 30: ", values in the tens", 100: ", values in the hundreds"}
     return Case(
         where=f"M {M}, N {N}, BLOCK_N {block}" + size.get(scale, f", values around ±{scale:g}"),
-        watch=watch, run=lambda k: k[(M,)](x_flat, out, N, sx, BLOCK_N=block),
-        outputs=[("out", out, idx < M * N)], got=lambda: out[: M * N].cpu().view(M, N),
-        want=torch.softmax(x.double(), 1), regions={NEGATIVE: _row0(M, N)},
+        watch=watch,
+        run=lambda k: k[(M,)](x_flat, out, N, sx, BLOCK_N=block),
+        outputs=[("out", out, idx < M * N)],
+        got=lambda: out[: M * N].cpu().view(M, N),
+        want=torch.softmax(x.double(), 1),
+        regions={NEGATIVE: _row0(M, N)},
         data={"x": x, "x_flat": x_flat, "sx": sx, "block": block, "scale": scale},
-    )  # fmt: skip
+    )
 
 
 def _row0(M, N):
@@ -104,8 +111,14 @@ ROW_SOFTMAX_SPEC = KernelSpec(
     name="row_softmax_kernel",
     # (M, N, BLOCK_N, scale): BLOCK_N equal to N, above it, far above it, 1; values in the
     # hundreds, and past 1000 (exp overflows float64 there too).
-    fixed=((3, 5, 8, 1.0), (2, 16, 16, 1.0), (2, 10, 32, 1.0), (2, 1, 1, 1.0), (2, 7, 8, 100.0),
-           (3, 6, 8, 1000.0)),
+    fixed=(
+        (3, 5, 8, 1.0),
+        (2, 16, 16, 1.0),
+        (2, 10, 32, 1.0),
+        (2, 1, 1, 1.0),
+        (2, 7, 8, 100.0),
+        (3, 6, 8, 1000.0),
+    ),
     build=_softmax_case,
     draw=_softmax_draw,
     tol=1e-5,
@@ -117,7 +130,7 @@ ROW_SOFTMAX_SPEC = KernelSpec(
         (lambda f: same(f.got, _unmasked(f), 1e-5), UNMASKED_LOAD),
         (lambda f: same(f.got, _no_sum(f), 1e-5), ROW_SOFTMAX["no_sum"]),
     ),
-)  # fmt: skip
+)
 
 
 def check_row_softmax_kernel(kernel, seed=None) -> bool:
@@ -138,26 +151,31 @@ DOT = {
         "채워 둡니다(0 × NaN은 NaN이라 반대쪽의 0도 소용없습니다). a 타일은 "
         "(rows < M)[:, None] & (k < K)[None, :], b 타일은 (k < K)[:, None] & "
         "(cols < N)[None, :]로 마스크하고 other=0.0을 주세요. "
-        "마스크 없는 로드(unmasked load)입니다."),
+        "마스크 없는 로드(unmasked load)입니다.",
+    ),
     "loop": msg(
         "only the first BK columns of a (rows of b) were used: K is longer than BK, so loop "
         "k0 over range(0, K, BK) and add every tile's tl.dot into one float32 accumulator.",
         "a의 처음 BK열(b의 처음 BK행)만 쓰였습니다. K가 BK보다 기니, k0를 range(0, K, BK)로 "
-        "돌며 타일마다 tl.dot 결과를 float32 누산기 하나에 더하세요."),
+        "돌며 타일마다 tl.dot 결과를 float32 누산기 하나에 더하세요.",
+    ),
     "stride": msg(
         "rows of a, b and out are stride_a, stride_b and stride_out elements apart, not K or N.",
-        "a, b, out의 행 간격은 K나 N이 아니라 각각 stride_a, stride_b, stride_out입니다."),
+        "a, b, out의 행 간격은 K나 N이 아니라 각각 stride_a, stride_b, stride_out입니다.",
+    ),
     "rounded": msg(
         "close but not exact once the sums pass 2048, on integer data a float32 sum holds "
         "exactly: the sum was rounded to fewer bits somewhere along the way.",
         "합이 2048을 넘자 값이 근사치가 되었습니다. 이 정수 데이터는 float32 합이라면 정확히 "
-        "담깁니다. 합산 도중 어딘가에서 더 적은 비트로 반올림되었습니다."),
+        "담깁니다. 합산 도중 어딘가에서 더 적은 비트로 반올림되었습니다.",
+    ),
     "store": msg(
         "you wrote outside out's M rows and N columns: mask the store with "
         "(rows < M)[:, None] & (cols < N)[None, :].",
         "out의 M행 N열 밖에 썼습니다. 저장을 (rows < M)[:, None] & (cols < N)[None, :]로 "
-        "마스크하세요."),
-}  # fmt: skip
+        "마스크하세요.",
+    ),
+}
 
 
 def _matrix(rows, cols, stride, g, top, quarters):
@@ -186,11 +204,14 @@ def _dot_case(params, seed):
     watch.add("b", b_flat, load=may_b, where=_cell("b", sb, K, N))
     watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
     return Case(
-        where=f"M {M}, N {N}, K {K}" + (", quarters" if quarters else ""), watch=watch,
+        where=f"M {M}, N {N}, K {K}" + (", quarters" if quarters else ""),
+        watch=watch,
         run=lambda k: k[(1,)](a_flat, b_flat, out, M, N, K, sa, sb, so, BM=16, BN=16, BK=16),
-        outputs=[("out", out, may_out)], got=lambda: out.cpu()[: M * so].view(M, so)[:, :N],
-        want=a @ b, data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K},
-    )  # fmt: skip
+        outputs=[("out", out, may_out)],
+        got=lambda: out.cpu()[: M * so].view(M, so)[:, :N],
+        want=a @ b,
+        data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K},
+    )
 
 
 def _strided(f):  # rows read K and N apart
@@ -198,19 +219,32 @@ def _strided(f):  # rows read K and N apart
     N = f.b.shape[1]
     a_w = f.a_flat.cpu().double()[: M * K].view(M, K)
     b_w = f.b_flat.cpu().double()[: K * N].view(K, N)
-    return any(same(f.got, x @ y, 1e-3) and not (x @ y).isnan().all()
-               for x, y in ((a_w, f.b), (f.a, b_w), (a_w, b_w)))  # fmt: skip
+    return any(
+        same(f.got, x @ y, 1e-3) and not (x @ y).isnan().all()
+        for x, y in ((a_w, f.b), (f.a, b_w), (a_w, b_w))
+    )
 
 
 DOT_SPEC = KernelSpec(
     name="dot_kernel",
     # (M, N, K, largest |value|, quarters); BM = BN = BK = 16. The last cases' sums pass 2048,
     # beyond which a float16 sum can no longer hold every integer.
-    fixed=((4, 8, 5, 3, False), (16, 16, 16, 3, False), (3, 5, 40, 3, False), (1, 1, 1, 3, False),
-           (2, 3, 48, 30, False), (3, 4, 33, 12, True)),
+    fixed=(
+        (4, 8, 5, 3, False),
+        (16, 16, 16, 3, False),
+        (3, 5, 40, 3, False),
+        (1, 1, 1, 3, False),
+        (2, 3, 48, 30, False),
+        (3, 4, 33, 12, True),
+    ),
     build=_dot_case,
-    draw=lambda rng: (rng.choice((1, 5, 16)), rng.choice((1, 7, 16)), rng.choice((1, 15, 17, 32)),
-                      rng.choice((3, 30)), rng.random() < 0.5),
+    draw=lambda rng: (
+        rng.choice((1, 5, 16)),
+        rng.choice((1, 7, 16)),
+        rng.choice((1, 15, 17, 32)),
+        rng.choice((3, 30)),
+        rng.random() < 0.5,
+    ),
     summary="M, N, K from 1 to 48, padded to 16, sums past 2048",
     store_hints=((lambda f: True, DOT["store"]),),
     value_hints=(
@@ -219,7 +253,7 @@ DOT_SPEC = KernelSpec(
         (lambda f: bool(torch.isnan(f.got).any()), DOT["nan"]),
         (lambda f: f.K > 16 and same(f.got, f.a[:, :16] @ f.b[:16], 1e-3), DOT["loop"]),
     ),
-)  # fmt: skip
+)
 
 
 def check_dot_kernel(kernel, seed=None) -> bool:

@@ -13,19 +13,25 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .triton_checks import SENTINEL, Watch, strays_in, whole
+from .triton_checks import SENTINEL, Watch, whole
 
 __all__: list[str] = []  # helpers for kernels.py
 
-BEFORE = msg("{name} before its first block (block -1: a -1 table entry used as a block id?)",
-             "{name}의 첫 블록 앞(블록 -1: 테이블의 -1 항목을 블록 번호로 썼나요?)")
+BEFORE = msg(
+    "{name} before its first block (block -1: a -1 table entry used as a block id?)",
+    "{name}의 첫 블록 앞(블록 -1: 테이블의 -1 항목을 블록 번호로 썼나요?)",
+)
 AFTER = msg("{name} past its last block", "{name}의 마지막 블록 너머")
-SLOT = msg("{name} slot {slot} (block {block}, offset {offset}), which holds no token of this "
-           "program's sequence", "{name} 슬롯 {slot}(블록 {block}, 오프셋 {offset}), 이 "
-           "프로그램이 맡은 시퀀스의 토큰이 없는 슬롯")  # fmt: skip
-ENTRY = msg("block_table[{seq}, {col}], which is not one of the {used} entries of this program's "
-            "sequence", "block_table[{seq}, {col}], 이 프로그램이 맡은 시퀀스의 항목 {used}개 중 "
-            "하나가 아닌 곳")  # fmt: skip
+SLOT = msg(
+    "{name} slot {slot} (block {block}, offset {offset}), which holds no token of this "
+    "program's sequence",
+    "{name} 슬롯 {slot}(블록 {block}, 오프셋 {offset}), 이 "
+    "프로그램이 맡은 시퀀스의 토큰이 없는 슬롯",
+)
+ENTRY = msg(
+    "block_table[{seq}, {col}], which is not one of the {used} entries of this program's sequence",
+    "block_table[{seq}, {col}], 이 프로그램이 맡은 시퀀스의 항목 {used}개 중 하나가 아닌 곳",
+)
 PAST = msg("{name} past its end", "{name}의 끝 너머")
 
 # A token's K row address (in elements from the cache's start) by the right rule and by the
@@ -44,28 +50,33 @@ ADDRESS_HINTS = {
         "you indexed the block table by token position (block_table[pos]); it holds one entry "
         "per logical block: use block_table[pos // BLOCK_SIZE].",
         "블록 테이블을 토큰 위치로 인덱싱했습니다(block_table[pos]). 테이블에는 논리 블록마다 "
-        "항목이 하나씩 있으니 block_table[pos // BLOCK_SIZE]를 쓰세요."),
+        "항목이 하나씩 있으니 block_table[pos // BLOCK_SIZE]를 쓰세요.",
+    ),
     "no_modulo": msg(
         "the offset inside the physical block is pos % BLOCK_SIZE, not pos: you read past the "
         "end of the block, into another block's slots.",
         "물리 블록 안의 오프셋은 pos가 아니라 pos % BLOCK_SIZE입니다. 블록 끝을 지나 다른 "
-        "블록의 슬롯을 읽었습니다."),
+        "블록의 슬롯을 읽었습니다.",
+    ),
     "no_table": msg(
         "you read token pos from slot pos, as if the cache were contiguous: look up its physical "
         "block in the block table first.",
         "캐시가 연속인 것처럼 토큰 pos를 슬롯 pos에서 읽었습니다. 먼저 블록 테이블에서 그 "
-        "토큰의 물리 블록을 찾으세요."),
+        "토큰의 물리 블록을 찾으세요.",
+    ),
     "slot_not_times_row": msg(
         "block * BLOCK_SIZE + offset is a slot (one token's row), and each row holds ROW = "
         "KV_HEADS * HEAD_DIM numbers: multiply the slot by it before adding the column.",
         "block * BLOCK_SIZE + offset은 슬롯(토큰 하나의 행)이고, 행마다 숫자가 ROW = "
-        "KV_HEADS * HEAD_DIM개 있습니다. 열을 더하기 전에 슬롯에 이 값을 곱하세요."),
+        "KV_HEADS * HEAD_DIM개 있습니다. 열을 더하기 전에 슬롯에 이 값을 곱하세요.",
+    ),
     "block_plus_offset": msg(
         "a physical block holds BLOCK_SIZE rows, so block b starts at row b * BLOCK_SIZE: the "
         "slot is block * BLOCK_SIZE + offset, not block + offset.",
         "물리 블록에는 행이 BLOCK_SIZE개 있으므로 블록 b는 행 b * BLOCK_SIZE에서 시작합니다. "
-        "슬롯은 block + offset이 아니라 block * BLOCK_SIZE + offset입니다."),
-}  # fmt: skip
+        "슬롯은 block + offset이 아니라 block * BLOCK_SIZE + offset입니다.",
+    ),
+}
 
 
 def table_as_read(table_row: torch.Tensor, length: int) -> torch.Tensor:
@@ -96,8 +107,7 @@ def cache_words(name, start, block_size, row, num_slots):
         if rel >= num_slots * row:
             return AFTER.format(name=name)
         slot = rel // row
-        return SLOT.format(name=name, slot=slot, block=slot // block_size,
-                           offset=slot % block_size)  # fmt: skip
+        return SLOT.format(name=name, slot=slot, block=slot // block_size, offset=slot % block_size)
 
     return where
 
@@ -133,9 +143,14 @@ def paged_watch(q, k_cache, v_cache, block_table, seq_lens, with_v=True, seq_axi
         return lambda pid: masks[pid[seq_axis]] if pid[seq_axis] < num_seqs else masks[0] * 0
 
     for name, cache in (("k_cache", k_cache), ("v_cache", v_cache))[: 2 if with_v else 1]:
-        watch.add(name, whole(cache), load=rule(may_kv),
-                  where=cache_words(name, cache.storage_offset(), block_size, row,
-                                    num_blocks * block_size))  # fmt: skip
+        watch.add(
+            name,
+            whole(cache),
+            load=rule(may_kv),
+            where=cache_words(
+                name, cache.storage_offset(), block_size, row, num_blocks * block_size
+            ),
+        )
 
     def entry(i):
         if i not in users:
@@ -177,8 +192,10 @@ def calls_dot(kernel) -> bool | None:
         tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel))))
     except (OSError, TypeError, SyntaxError):
         return None
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and n.func.attr == "dot" for n in ast.walk(tree))  # fmt: skip
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "dot"
+        for n in ast.walk(tree)
+    )
 
 
 def output(shape, device, guard: int):
@@ -195,68 +212,72 @@ def element(name, shape, i):
     return f"{name}[{', '.join(str(int(x)) for x in np.unravel_index(i, shape))}]"
 
 
-# Shared by the paged-kernel checkers (kernels.py and kernels_attention.py).
-STORE_PAST = msg("you wrote past the output's end", "출력의 끝 너머에 썼습니다")
+# Shared by the paged-kernel checkers (kernels.py, kernels_attention.py, kernels_merge.py).
 HINTS = {
     "store": msg(
         "mask the store with pos < seq_len: the last tile runs past the end of the sequence.",
-        "저장을 pos < seq_len으로 마스크하세요. 마지막 타일은 시퀀스 끝을 넘어갑니다."),
+        "저장을 pos < seq_len으로 마스크하세요. 마지막 타일은 시퀀스 끝을 넘어갑니다.",
+    ),
     "one_d": msg(
         "a 1-D mask on a 2-D tile: mask has shape (TILE,) and the tile (TILE, ROW); Triton lines "
         "shapes up from the last dimension, so your mask switched COLUMNS on and off by a test "
         "on positions. Use mask[:, None], one value per row.",
         "2차원 타일에 1차원 마스크를 썼습니다. 마스크는 (TILE,), 타일은 (TILE, ROW) 모양인데 "
         "Triton은 마지막 차원부터 모양을 맞추므로, 위치에 대한 조건으로 열을 켜고 끈 셈입니다. "
-        "행마다 값 하나인 mask[:, None]을 쓰세요."),
+        "행마다 값 하나인 mask[:, None]을 쓰세요.",
+    ),
     "tile": msg(
         "program i handles positions i * TILE + tl.arange(0, TILE): does every program load and "
         "store its whole tile?",
         "프로그램 i는 위치 i * TILE + tl.arange(0, TILE)을 맡습니다. 모든 프로그램이 자기 타일 "
-        "전체를 읽고 저장하나요?"),
+        "전체를 읽고 저장하나요?",
+    ),
     "address": msg(
         "token pos lives in physical block block_table[pos // BLOCK_SIZE], at offset "
         "pos % BLOCK_SIZE: its row starts at (block * BLOCK_SIZE + offset) * ROW.",
         "토큰 pos는 물리 블록 block_table[pos // BLOCK_SIZE]의 오프셋 pos % BLOCK_SIZE에 "
-        "있습니다. 그 행은 (block * BLOCK_SIZE + offset) * ROW에서 시작합니다."),
+        "있습니다. 그 행은 (block * BLOCK_SIZE + offset) * ROW에서 시작합니다.",
+    ),
     "nan_read": msg(
         "NaN: you read a slot that holds no token (the checker keeps NaN there, a real cache "
         "keeps stale values). Check the address, and mask every load with pos < seq_len.",
         "NaN입니다. 토큰이 없는 슬롯을 읽었습니다(채점기는 그곳을 NaN으로, 실제 캐시는 오래된 "
-        "값으로 채워 둡니다). 주소를 확인하고 모든 로드를 pos < seq_len으로 마스크하세요."),
+        "값으로 채워 둡니다). 주소를 확인하고 모든 로드를 pos < seq_len으로 마스크하세요.",
+    ),
     "neg_inf": msg(
         "positions past seq_len must hold -inf, so that the softmax gives them weight "
         "exp(-inf) = 0: tl.where(pos < seq_len, s, float('-inf')).",
         "seq_len 이후 위치에는 -inf가 있어야 소프트맥스가 그 위치에 가중치 exp(-inf) = 0을 "
-        "줍니다: tl.where(pos < seq_len, s, float('-inf'))."),
+        "줍니다: tl.where(pos < seq_len, s, float('-inf')).",
+    ),
     "scale": msg(
         "every score is off by the same factor, sqrt(HEAD_DIM) = 1 / scale: q · k is right, and "
         "the scale is missing.",
         "모든 점수가 같은 배수 sqrt(HEAD_DIM) = 1 / scale만큼 어긋났습니다. q · k는 맞고, "
-        "scale이 빠졌습니다."),
+        "scale이 빠졌습니다.",
+    ),
     "kv_head": msg(
         "you read KV head 0: head kv_head's numbers start kv_head * HEAD_DIM into each slot.",
         "KV 헤드 0을 읽었습니다. 헤드 kv_head의 숫자는 각 슬롯에서 kv_head * HEAD_DIM만큼 "
-        "뒤에서 시작합니다."),
+        "뒤에서 시작합니다.",
+    ),
     "slot_heads": msg(
         "a slot holds the K of every KV head of one token, KV_HEADS * HEAD_DIM numbers: "
         "multiply the slot by KV_HEADS * HEAD_DIM, then add kv_head * HEAD_DIM.",
         "슬롯 하나에는 한 토큰의 모든 KV 헤드 K, 즉 숫자 KV_HEADS * HEAD_DIM개가 있습니다. "
-        "슬롯에 KV_HEADS * HEAD_DIM을 곱한 뒤 kv_head * HEAD_DIM을 더하세요."),
+        "슬롯에 KV_HEADS * HEAD_DIM을 곱한 뒤 kv_head * HEAD_DIM을 더하세요.",
+    ),
     "head_mod": msg(
         "query head h reads KV head h // GROUP: a group is GROUP consecutive query heads (with "
         "GROUP = 2, heads 0 and 1 share KV head 0). h % KV_HEADS deals them out in turn instead.",
         "쿼리 헤드 h는 KV 헤드 h // GROUP을 읽습니다. 그룹은 연속한 쿼리 헤드 GROUP개입니다"
         "(GROUP = 2이면 헤드 0과 1이 KV 헤드 0을 공유합니다). h % KV_HEADS는 헤드를 돌아가며 "
-        "나눠 줍니다."),
+        "나눠 줍니다.",
+    ),
     "group_rows": msg(
         "store only the GROUP real rows of the padded (BLOCK_G, TILE) tile: mask with "
         "(g < GROUP)[:, None]; the other rows belong to other KV heads' query heads, or to nobody.",
         "채워 넣은 (BLOCK_G, TILE) 타일에서 실제 행 GROUP개만 저장하세요: (g < GROUP)[:, None]로 "
-        "마스크합니다. 나머지 행은 다른 KV 헤드의 쿼리 헤드 몫이거나 아무의 몫도 아닙니다."),
-}  # fmt: skip
-
-
-def stray_store(watch, flat, allowed):
-    """Words for the first stray store (interpreter), or STORE_PAST if the guard changed."""
-    return watch.describe("store") or (STORE_PAST if strays_in(flat, allowed, SENTINEL).size
-                                       else None)  # fmt: skip
+        "마스크합니다. 나머지 행은 다른 KV 헤드의 쿼리 헤드 몫이거나 아무의 몫도 아닙니다.",
+    ),
+}

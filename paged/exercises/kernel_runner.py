@@ -24,6 +24,7 @@ import torch
 from ..text import msg
 from .core import HINT, fresh_seed
 from .guard import forbidden
+from .kernel_launch import launch
 from .triton_checks import (
     CORRECT,
     NOT_QUITE,
@@ -33,7 +34,6 @@ from .triton_checks import (
     first_difference,
     interpreted,
     is_kernel,
-    launch,
     same,
     strays_in,
 )
@@ -47,16 +47,18 @@ RANDOM = msg(
     "  (무작위 사례입니다. `check_{name}(your_kernel, seed={seed})`로 같은 사례를 다시 뽑을 수 "
     "있습니다)",
 )
-INPUT_WRITTEN = msg("your kernel wrote into {what}, an input",
-                    "커널이 입력인 {what} 위치에 썼습니다")  # fmt: skip
+INPUT_WRITTEN = msg(
+    "your kernel wrote into {what}, an input", "커널이 입력인 {what} 위치에 썼습니다"
+)
 INPUT_HINT = msg(
     "the kernel may only read {inputs}; they belong to the caller and must come back unchanged. "
     "Only {outputs} is yours to write.",
     "커널은 {inputs}를 읽기만 할 수 있습니다. 입력은 호출한 쪽의 것이므로 그대로 남아 있어야 "
     "합니다. 쓸 수 있는 것은 {outputs}뿐입니다.",
 )
-STORE_PAST = msg("a store landed outside the output's elements",
-                 "출력 원소 밖에 저장한 값이 있습니다")  # fmt: skip
+STORE_PAST = msg(
+    "a store landed outside the output's elements", "출력 원소 밖에 저장한 값이 있습니다"
+)
 RIGHT = msg("the values are right", "값은 맞습니다")
 NO_DOT = msg(
     "the puzzle asks for this result from one tl.dot, and your kernel has no tl.dot call that "
@@ -67,19 +69,24 @@ NO_DOT = msg(
 SYMPTOMS = {
     "nonfinite": msg(
         "the output holds NaN or inf where the answer is finite.",
-        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다."),
+        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다.",
+    ),
     "factor": msg(
         "every wrong row is off by a constant factor: each row has the right shape, scaled by "
         "one number.",
-        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다."),
+        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다.",
+    ),
     "precision": msg(
         "close, but only to about three significant digits (float16's precision): somewhere the "
         "numbers lost bits that float32 keeps.",
         "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
-        "남았을 비트를 잃었습니다."),
-    "only": msg("the output is wrong only {region}; everywhere else it is right.",
-                "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다."),
-}  # fmt: skip
+        "남았을 비트를 잃었습니다.",
+    ),
+    "only": msg(
+        "the output is wrong only {region}; everywhere else it is right.",
+        "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다.",
+    ),
+}
 
 
 @dataclasses.dataclass
@@ -172,26 +179,37 @@ def _one_case(spec, kernel, case):
     for buf, old in zip(inputs, before, strict=True):
         if (changed := _changed(buf.flat, old)) is not None:
             what = INPUT_WRITTEN.format(what=buf.where(changed))
-            return _wrong(name, case, what, INPUT_HINT.format(
-                inputs=", ".join(b.name for b in inputs),
-                outputs=", ".join(n for n, _, _ in case.outputs)))  # fmt: skip
+            return _wrong(
+                name,
+                case,
+                what,
+                INPUT_HINT.format(
+                    inputs=", ".join(b.name for b in inputs),
+                    outputs=", ".join(n for n, _, _ in case.outputs),
+                ),
+            )
     if all(bool((f == SENTINEL).all()) for f in out_flats):
         print(_WROTE_NOTHING.format(name=name))
         return False
     got, want = case.got(), case.want
     fail = Failure(case, got, want, watch)
     stray = watch.describe("store") or next(
-        (STORE_PAST for _, f, ok in case.outputs if strays_in(f, ok, SENTINEL).size), None)
+        (STORE_PAST for _, f, ok in case.outputs if strays_in(f, ok, SENTINEL).size), None
+    )
     if stray:
         return _wrong(name, case, stray, _first(spec.store_hints, fail))
     if not same(got, want, spec.tol):
-        what = (spec.describe(fail) if spec.describe else
-                first_difference(case.label, got, want, spec.tol))
+        what = (
+            spec.describe(fail)
+            if spec.describe
+            else first_difference(case.label, got, want, spec.tol)
+        )
         hint = _first(spec.value_hints, fail) or symptom(got, want, spec.tol, case.regions)
         return _wrong(name, case, what, hint)
     if watch.describe("load"):
-        return _wrong(name, case, watch.describe("load"),
-                      _first(spec.load_hints, fail) or UNMASKED_LOAD)
+        return _wrong(
+            name, case, watch.describe("load"), _first(spec.load_hints, fail) or UNMASKED_LOAD
+        )
     if spec.needs_dot and _no_dot(kernel, watch):
         return _wrong(name, case, RIGHT, NO_DOT)
     return None
@@ -262,7 +280,8 @@ def _constant_factor(got, want, bad) -> bool:
         ratio = g[ok] / w[ok]
         if not bool(torch.isclose(ratio, ratio[0].expand_as(ratio), rtol=1e-4).all()):
             return False
-        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(torch.isclose(g[~ok], w[~ok] * ratio[0],
-                                                                     equal_nan=True).all()):
+        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(
+            torch.isclose(g[~ok], w[~ok] * ratio[0], equal_nan=True).all()
+        ):
             return False
     return True

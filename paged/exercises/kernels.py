@@ -39,15 +39,16 @@ __all__ = [
 ]
 
 ROW = 8  # the gather's numbers per token (num_kv_heads * head_dim)
-TOKEN = msg("token {pos} holds {got}, expected {want}", "토큰 {pos}의 값은 {got}, "
-            "기대값은 {want}입니다")  # fmt: skip
-READ_FROM = msg("token {pos} was read from slot {slot} (block {block}, offset {offset}); it lives "
-                "in slot {want} (block {wblock}, offset {woffset})",
-                "토큰 {pos}의 읽은 위치는 슬롯 {slot}(블록 {block}, 오프셋 {offset})이지만, "
-                "이 토큰은 슬롯 {want}(블록 {wblock}, 오프셋 {woffset})에 "
-                "있습니다")  # fmt: skip
-
-
+TOKEN = msg(
+    "token {pos} holds {got}, expected {want}", "토큰 {pos}의 값은 {got}, 기대값은 {want}입니다"
+)
+READ_FROM = msg(
+    "token {pos} was read from slot {slot} (block {block}, offset {offset}); it lives "
+    "in slot {want} (block {wblock}, offset {woffset})",
+    "토큰 {pos}의 읽은 위치는 슬롯 {slot}(블록 {block}, 오프셋 {offset})이지만, "
+    "이 토큰은 슬롯 {want}(블록 {wblock}, 오프셋 {woffset})에 "
+    "있습니다",
+)
 
 
 # ---- step 2 · gather through the block table ------------------------------------------------
@@ -70,8 +71,12 @@ def _gather_case(params, seed):
     slots = [int(ids[p // bs]) * bs + p % bs for p in range(seq_len)]
     may[GUARD + (np.array(slots)[:, None] * ROW + np.arange(ROW)).ravel()] = True
     watch.add("cache", flat, load=may, where=cache_words("cache", GUARD, bs, ROW, n // ROW))
-    watch.add("block_table", t_flat, load=np.arange(t_flat.numel()) < used,
-              where=lambda i: f"block_table[{i}] (used: {used})")  # fmt: skip
+    watch.add(
+        "block_table",
+        t_flat,
+        load=np.arange(t_flat.numel()) < used,
+        where=lambda i: f"block_table[{i}] (used: {used})",
+    )
     cache = flat[GUARD : GUARD + n].view(num_blocks, bs, ROW)
     out_flat, out = output((seq_len, ROW), device(), GUARD)
     ok = np.arange(out_flat.numel()) < seq_len * ROW
@@ -80,13 +85,16 @@ def _gather_case(params, seed):
 
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, block_table "
-              f"{t_flat[:used].tolist()}", watch=watch,
-        run=lambda k: k[(-(-seq_len // tile),)](cache, t_flat, out_flat, seq_len, BLOCK_SIZE=bs,
-                                                 ROW=ROW, TILE=tile),
-        outputs=[("out", out_flat, ok)], got=lambda: out.cpu(),
+        f"{t_flat[:used].tolist()}",
+        watch=watch,
+        run=lambda k: k[(-(-seq_len // tile),)](
+            cache, t_flat, out_flat, seq_len, BLOCK_SIZE=bs, ROW=ROW, TILE=tile
+        ),
+        outputs=[("out", out_flat, ok)],
+        got=lambda: out.cpu(),
         want=gather_kv(cache, t_flat, seq_len).cpu(),
         data={"flat": flat, "table": t_flat, "bs": bs, "seq_len": seq_len},
-    )  # fmt: skip
+    )
 
 
 def _gather_draw(rng):
@@ -99,8 +107,14 @@ def _gather_rule(f):
     """The ADDRESS_RULES key that reads what the kernel stored, or None."""
     p, c = torch.arange(f.seq_len)[:, None], torch.arange(ROW)[None, :]
     tb = _table_read(f.table, f.seq_len + 1)
-    return next((r for r, rule in ADDRESS_RULES.items() if r != "right" and
-                 same(f.got, read_by_rule(f.flat, GUARD, rule(tb, p, f.bs, ROW, c)))), None)
+    return next(
+        (
+            r
+            for r, rule in ADDRESS_RULES.items()
+            if r != "right" and same(f.got, read_by_rule(f.flat, GUARD, rule(tb, p, f.bs, ROW, c)))
+        ),
+        None,
+    )
 
 
 def _gather_what(f):
@@ -110,26 +124,43 @@ def _gather_what(f):
     if read == SENTINEL or not float(read).is_integer():
         return TOKEN.format(pos=bad, got="-" if read == SENTINEL else read, want=right)
     slot, want_slot = int(read) // ROW, right // ROW
-    return READ_FROM.format(pos=bad, slot=slot, block=slot // f.bs, offset=slot % f.bs,
-                            want=want_slot, wblock=want_slot // f.bs, woffset=want_slot % f.bs)
+    return READ_FROM.format(
+        pos=bad,
+        slot=slot,
+        block=slot // f.bs,
+        offset=slot % f.bs,
+        want=want_slot,
+        wblock=want_slot // f.bs,
+        woffset=want_slot % f.bs,
+    )
 
 
 GATHER_SPEC = KernelSpec(
     name="gather_kernel",
     # (block_size, TILE, seq_len, num_blocks): TILE above, below and equal to the block size,
     # block size 1, a length that ends on a block boundary, one token.
-    fixed=((4, 8, 13, 9), (16, 8, 17, 5), (1, 4, 6, 10), (8, 16, 8, 4), (4, 4, 12, 6),
-           (4, 4, 1, 5)),
+    fixed=(
+        (4, 8, 13, 9),
+        (16, 8, 17, 5),
+        (1, 4, 6, 10),
+        (8, 16, 8, 4),
+        (4, 4, 12, 6),
+        (4, 4, 1, 5),
+    ),
     build=_gather_case,
     draw=_gather_draw,
     summary="block sizes 1-16, tiles 2-16, shuffled tables",
     describe=_gather_what,
-    store_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),
-                 (lambda f: True, HINTS["store"])),
-    value_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
-                 *((lambda f, r=r: _gather_rule(f) == r, h) for r, h in ADDRESS_HINTS.items()),
-                 (lambda f: True, HINTS["address"])),
-)  # fmt: skip
+    store_hints=(
+        (lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),
+        (lambda f: True, HINTS["store"]),
+    ),
+    value_hints=(
+        (lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
+        *((lambda f, r=r: _gather_rule(f) == r, h) for r, h in ADDRESS_HINTS.items()),
+        (lambda f: True, HINTS["address"]),
+    ),
+)
 
 
 def check_gather_kernel(kernel, seed=None) -> bool:
@@ -163,15 +194,39 @@ def _scores_case(params, seed):
     past = torch.arange(n_out) >= seq_len
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, KV_HEADS {kvh}, kv_head {h}"
-              + (f", scores around {offset:+g}" if offset else ""), watch=watch,
-        run=lambda k: k[(n_out // tile,)](q, k_cache, table, out_flat, seq_len, h, scale,
-                                          BLOCK_SIZE=bs, KV_HEADS=kvh, HEAD_DIM=D, TILE=tile),
-        outputs=[("scores", out_flat, ok)], got=lambda: out.cpu().double(), label="scores",
+        + (f", scores around {offset:+g}" if offset else ""),
+        watch=watch,
+        run=lambda k: k[(n_out // tile,)](
+            q,
+            k_cache,
+            table,
+            out_flat,
+            seq_len,
+            h,
+            scale,
+            BLOCK_SIZE=bs,
+            KV_HEADS=kvh,
+            HEAD_DIM=D,
+            TILE=tile,
+        ),
+        outputs=[("scores", out_flat, ok)],
+        got=lambda: out.cpu().double(),
+        label="scores",
         want=torch.cat([s, s.new_full((n_out - seq_len,), float("-inf"))]),
         regions={LAST_TILE: past},
-        data={"s": s, "q": q, "k_cache": k_cache, "table": table, "seq_len": seq_len,
-              "bs": bs, "kvh": kvh, "h": h, "D": D, "scale": scale},
-    )  # fmt: skip
+        data={
+            "s": s,
+            "q": q,
+            "k_cache": k_cache,
+            "table": table,
+            "seq_len": seq_len,
+            "bs": bs,
+            "kvh": kvh,
+            "h": h,
+            "D": D,
+            "scale": scale,
+        },
+    )
 
 
 def _scores_draw(rng):
@@ -185,9 +240,11 @@ def _scores_rule(f):
     p, d = torch.arange(f.seq_len)[:, None], torch.arange(f.D)[None, :]
     tb, k_flat = _table_read(f.table, f.seq_len + 1), whole(f.k_cache)
     row, h, D = f.kvh * f.D, f.h, f.D
-    rules = {**{r: (rule, row, h * D + d) for r, rule in ADDRESS_RULES.items() if r != "right"},
-             "kv_head": (ADDRESS_RULES["right"], row, d),
-             "slot_heads": (ADDRESS_RULES["right"], D, h * D + d)}  # fmt: skip
+    rules = {
+        **{r: (rule, row, h * D + d) for r, rule in ADDRESS_RULES.items() if r != "right"},
+        "kv_head": (ADDRESS_RULES["right"], row, d),
+        "slot_heads": (ADDRESS_RULES["right"], D, h * D + d),
+    }
     for r, (rule, width, c) in rules.items():
         keys = read_by_rule(k_flat, f.k_cache.storage_offset(), rule(tb, p, f.bs, width, c))
         if same(f.got[: f.seq_len], keys @ f.q.cpu().double() * f.scale, 1e-4):
@@ -199,8 +256,14 @@ SCORES_KEYS = (*(r for r in ADDRESS_RULES if r != "right"), "kv_head", "slot_hea
 TILE_SCORES_SPEC = KernelSpec(
     name="tile_scores_kernel",
     # (block_size, TILE, seq_len, KV_HEADS, kv_head, score offset)
-    fixed=((4, 8, 13, 2, 1, 0), (16, 8, 17, 2, 0, 0), (1, 4, 6, 1, 0, 0), (8, 16, 8, 2, 1, 0),
-           (4, 4, 12, 4, 3, 0), (4, 8, 11, 2, 1, -1000.0)),
+    fixed=(
+        (4, 8, 13, 2, 1, 0),
+        (16, 8, 17, 2, 0, 0),
+        (1, 4, 6, 1, 0, 0),
+        (8, 16, 8, 2, 1, 0),
+        (4, 4, 12, 4, 3, 0),
+        (4, 8, 11, 2, 1, -1000.0),
+    ),
     build=_scores_case,
     draw=_scores_draw,
     tol=1e-4,
@@ -208,13 +271,17 @@ TILE_SCORES_SPEC = KernelSpec(
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: same(f.got[: f.seq_len], f.s, 1e-4), HINTS["neg_inf"]),
-        *((lambda f, r=r: _scores_rule(f) == r, HINTS.get(r) or ADDRESS_HINTS[r])
-          for r in SCORES_KEYS),
+        *(
+            (lambda f, r=r: _scores_rule(f) == r, HINTS.get(r) or ADDRESS_HINTS[r])
+            for r in SCORES_KEYS
+        ),
         (lambda f: same(f.got[: f.seq_len], f.s / f.scale, 1e-4), HINTS["scale"]),
-        (lambda f: bool(torch.isnan(f.got[: f.seq_len]).any()) and not f.watch.describe("load"),
-         HINTS["nan_read"]),
+        (
+            lambda f: bool(torch.isnan(f.got[: f.seq_len]).any()) and not f.watch.describe("load"),
+            HINTS["nan_read"],
+        ),
     ),
-)  # fmt: skip
+)
 
 
 def check_tile_scores_kernel(kernel, seed=None) -> bool:

@@ -14,36 +14,48 @@ import torch
 from ..text import msg
 from .kernel_cases import HINTS, extreme_scores, output, paged_watch
 from .kernel_runner import Case, KernelSpec, check_kernel
+from .online_mistakes import online_softmax_outputs
 from .triton_checks import UNMASKED_LOAD, device, same
 
 __all__: list[str] = []  # exported by kernels.py
 
-OUT = msg("head {head} of sequence {seq}: max error {err:.3g} against paged_attention_ref",
-          "시퀀스 {seq}의 헤드 {head}: paged_attention_ref와의 최대 오차 {err:.3g}")
+OUT = msg(
+    "head {head} of sequence {seq}: max error {err:.3g} against paged_attention_ref",
+    "시퀀스 {seq}의 헤드 {head}: paged_attention_ref와의 최대 오차 {err:.3g}",
+)
 RESCALE = msg(
     "when the running max grows from m_i to m_new, the old l_i and acc were summed in units of "
     "exp(-m_i): multiply BOTH by alpha = exp(m_i - m_new) before adding this tile.",
     "누적 최댓값이 m_i에서 m_new로 커지면, 지금까지의 l_i와 acc는 exp(-m_i) 단위로 더해진 "
-    "값입니다. 이 타일을 더하기 전에 둘 다 alpha = exp(m_i - m_new)를 곱하세요.")
+    "값입니다. 이 타일을 더하기 전에 둘 다 alpha = exp(m_i - m_new)를 곱하세요.",
+)
 SOFTMAX = {
-    "no_rescale": msg("you never rescale the old l_i and acc: {why}",
-                      "이전 l_i와 acc의 배율을 한 번도 다시 맞추지 않았습니다: {why}"),
-    "tile_max": msg("you subtract each tile's own max and never correct the earlier tiles: {why}",
-                    "타일마다 그 타일의 최댓값을 빼고 이전 타일은 고치지 않았습니다: {why}"),
-    "l_only": msg("you rescale l_i but not acc: {why}",
-                  "l_i의 배율은 다시 맞췄지만 acc는 그대로입니다: {why}"),
-    "acc_only": msg("you rescale acc but not l_i: {why}",
-                    "acc의 배율은 다시 맞췄지만 l_i는 그대로입니다: {why}"),
+    "no_rescale": msg(
+        "you never rescale the old l_i and acc: {why}",
+        "이전 l_i와 acc의 배율을 한 번도 다시 맞추지 않았습니다: {why}",
+    ),
+    "tile_max": msg(
+        "you subtract each tile's own max and never correct the earlier tiles: {why}",
+        "타일마다 그 타일의 최댓값을 빼고 이전 타일은 고치지 않았습니다: {why}",
+    ),
+    "l_only": msg(
+        "you rescale l_i but not acc: {why}", "l_i의 배율은 다시 맞췄지만 acc는 그대로입니다: {why}"
+    ),
+    "acc_only": msg(
+        "you rescale acc but not l_i: {why}", "acc의 배율은 다시 맞췄지만 l_i는 그대로입니다: {why}"
+    ),
     "no_mask": msg(
         "positions past seq_len in the last tile got a score of 0.0 and a weight: set their "
         "scores to -inf with tl.where(mask, s, float('-inf')) before the max and the exp.",
         "마지막 타일에서 seq_len 이후 위치가 점수 0.0을 받아 가중치를 얻었습니다. max와 exp 전에 "
-        "tl.where(mask, s, float('-inf'))로 그 점수를 -inf로 만드세요."),
+        "tl.where(mask, s, float('-inf'))로 그 점수를 -inf로 만드세요.",
+    ),
     "overflow": msg(
         "exp(s) overflows for large scores (float32 above ~88, float64 above ~709): subtract "
         "the running max first, p = exp(s - m_new).",
         "점수가 크면 exp(s)가 넘칩니다(float32는 약 88, float64는 약 709 이상). 누적 최댓값을 "
-        "먼저 빼세요: p = exp(s - m_new)."),
+        "먼저 빼세요: p = exp(s - m_new).",
+    ),
     "nan": msg(
         "NaN or inf. Either m_i is still -inf on the first tile, so exp(s - m_i) or "
         "exp(m_new - m_i) is inf (use p = exp(s - m_new) and alpha = exp(m_i - m_new)); or a K or "
@@ -52,18 +64,21 @@ SOFTMAX = {
         "NaN이나 inf입니다. 첫 타일에서 m_i가 아직 -inf라서 exp(s - m_i)나 exp(m_new - m_i)가 "
         "inf가 되었거나(p = exp(s - m_new), alpha = exp(m_i - m_new)를 쓰세요), pos < seq_len으로 "
         "마스크하지 않은 K나 V 로드가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 "
-        "0 × NaN = NaN이 되었습니다(마스크 없는 로드, unmasked load)."),
+        "0 × NaN = NaN이 되었습니다(마스크 없는 로드, unmasked load).",
+    ),
     "scale": msg(
         "the output is what attention gives with scale = 1: the weights come from q · k itself, "
         "so they are too sharp by a factor sqrt(HEAD_DIM) in the exponent.",
         "출력이 scale = 1일 때의 어텐션과 같습니다. 가중치가 q · k 자체에서 나와서, 지수가 "
-        "sqrt(HEAD_DIM)배만큼 지나치게 뾰족합니다."),
+        "sqrt(HEAD_DIM)배만큼 지나치게 뾰족합니다.",
+    ),
     "negative": msg(
         "wrong only for the heads whose scores all lie far below 0 (around -1000), right for the "
         "others: something there starts from, or is measured against, 0 rather than the scores.",
         "점수가 모두 0보다 한참 아래(약 -1000)인 헤드에서만 틀렸고 나머지 헤드는 맞습니다. 그 "
-        "헤드에서 무언가가 점수가 아니라 0에서 출발하거나 0을 기준으로 잽니다."),
-}  # fmt: skip
+        "헤드에서 무언가가 점수가 아니라 0에서 출발하거나 0을 기준으로 잽니다.",
+    ),
+}
 
 
 def _softmax_case(params, seed):
@@ -83,18 +98,22 @@ def _softmax_case(params, seed):
     negative = (offsets < 0)[..., None].expand(out.shape)
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}"
-              + (", scores near ±1000" if extreme else ""), watch=watch,
+        + (", scores near ±1000" if extreme else ""),
+        watch=watch,
         run=lambda k: launch_attention(k, *args, tile=tile, out=out),
-        outputs=[("out", out_flat, ok)], got=lambda: out.cpu().double(),
+        outputs=[("out", out_flat, ok)],
+        got=lambda: out.cpu().double(),
         want=paged_attention_ref(*args).cpu().double(),
         data={"args": args, "tile": tile, "big": q_scale > 10 or extreme, "negative": negative},
-    )  # fmt: skip
+    )
 
 
 def _softmax_draw(rng):
     bs, tile = rng.choice((1, 2, 4, 8, 16)), rng.choice((4, 8, 16))
-    lens = tuple(rng.choice((1, bs, bs + 1, tile, tile + 1, rng.randint(1, 40)))
-                 for _ in range(rng.choice((1, 2))))  # fmt: skip
+    lens = tuple(
+        rng.choice((1, bs, bs + 1, tile, tile + 1, rng.randint(1, 40)))
+        for _ in range(rng.choice((1, 2)))
+    )
     num_kv = rng.choice((1, 2))
     return bs, lens, num_kv * rng.choice((1, 2)), num_kv, tile, 1.0, rng.random() < 0.5
 
@@ -123,15 +142,20 @@ ONLINE_SOFTMAX_SPEC = KernelSpec(
     # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above,
     # equal to and below the block size, block size 1, lengths on block boundaries; scores in
     # the hundreds, then near ±1000.
-    fixed=((4, (1, 4, 5, 21), 4, 2, 8, 3.0, False), (16, (16, 17, 40), 4, 1, 16, 3.0, False),
-           (16, (9, 33), 2, 2, 8, 3.0, False), (1, (3, 9), 2, 2, 4, 3.0, False),
-           (4, (6, 19), 2, 1, 8, 60.0, False), (4, (13, 7), 2, 1, 8, 1.0, True)),
+    fixed=(
+        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
+        (16, (16, 17, 40), 4, 1, 16, 3.0, False),
+        (16, (9, 33), 2, 2, 8, 3.0, False),
+        (1, (3, 9), 2, 2, 4, 3.0, False),
+        (4, (6, 19), 2, 1, 8, 60.0, False),
+        (4, (13, 7), 2, 1, 8, 1.0, True),
+    ),
     build=_softmax_case,
     draw=_softmax_draw,
     num_random=3,
     tol=1e-4,
     summary="block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds and "
-            "near ±1000",
+    "near ±1000",
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
@@ -139,12 +163,14 @@ ONLINE_SOFTMAX_SPEC = KernelSpec(
         (lambda f: _nonfinite(f) and f.big, SOFTMAX["overflow"]),
         (_nonfinite, SOFTMAX["nan"]),
         (_is("head_mod"), HINTS["head_mod"]),
-        *((_is(v), SOFTMAX[v].format(why=RESCALE))
-          for v in ("no_rescale", "tile_max", "l_only", "acc_only")),
+        *(
+            (_is(v), SOFTMAX[v].format(why=RESCALE))
+            for v in ("no_rescale", "tile_max", "l_only", "acc_only")
+        ),
         (_is("no_mask"), SOFTMAX["no_mask"]),
         (_unscaled, SOFTMAX["scale"]),
     ),
-)  # fmt: skip
+)
 
 
 def check_online_softmax_kernel(kernel, seed=None) -> bool:
@@ -154,70 +180,15 @@ def check_online_softmax_kernel(kernel, seed=None) -> bool:
     return check_kernel(ONLINE_SOFTMAX_SPEC, kernel, seed)
 
 
-def _variant(q, k, v, scale, tile, variant):
-    """One (sequence, query head) by the tile loop, right or with a typical mistake (float64)."""
-    m = torch.tensor(float("-inf"), dtype=torch.float64)
-    l_sum, acc = torch.tensor(0.0, dtype=torch.float64), torch.zeros(q.shape[-1]).double()
-    for t0 in range(0, k.shape[0], tile):
-        s, vt = k[t0 : t0 + tile] @ q * scale, v[t0 : t0 + tile]
-        if variant == "no_mask":  # masked loads gave k = v = 0 there: score 0.0
-            pad = tile - s.shape[0]
-            s = torch.cat([s, s.new_zeros(pad)])
-            vt = torch.cat([vt, vt.new_zeros(pad, vt.shape[1])])
-        if variant == "tile_max":
-            p = torch.exp(s - s.max())
-            l_sum, acc = l_sum + p.sum(), acc + p @ vt
-            continue
-        m_new = torch.maximum(m, s.max())
-        alpha, p = torch.exp(m - m_new), torch.exp(s - m_new)
-        a_l = 1.0 if variant in ("no_rescale", "acc_only") else alpha
-        a_acc = 1.0 if variant in ("no_rescale", "l_only") else alpha
-        l_sum, acc, m = l_sum * a_l + p.sum(), acc * a_acc + p @ vt, m_new
-    return acc / l_sum
-
-
-def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
-    """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
-    from ..attention import gather_kv
-
-    num_seqs, num_q_heads, head_dim = q.shape
-    kvh = k_cache.shape[2]
-    out = torch.empty(num_seqs, num_q_heads, head_dim, dtype=torch.float64)
-    for i, n in enumerate(seq_lens.tolist()):
-        k = gather_kv(k_cache, block_table[i], n).cpu().double()
-        v = gather_kv(v_cache, block_table[i], n).cpu().double()
-        for h in range(num_q_heads):
-            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
-            out[i, h] = _variant(q[i, h].cpu().double(), k[:, j], v[:, j], head_dim**-0.5,
-                                 tile, "right" if variant == "head_mod" else variant)
-    return out
-
-
-def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
-    """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
-    from ..attention import gather_kv
-
-    num_seqs, num_q_heads, head_dim = q.shape
-    kvh = k_cache.shape[2]
-    out = torch.empty(num_seqs, num_q_heads, head_dim, dtype=torch.float64)
-    for i, n in enumerate(seq_lens.tolist()):
-        k = gather_kv(k_cache, block_table[i], n).cpu().double()
-        v = gather_kv(v_cache, block_table[i], n).cpu().double()
-        for h in range(num_q_heads):
-            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
-            out[i, h] = _variant(q[i, h].cpu().double(), k[:, j], v[:, j], head_dim**-0.5,
-                                 tile, "right" if variant == "head_mod" else variant)
-    return out
-
-
 # ---- step 5 · a group's scores in one tl.dot -------------------------------------------------
 GQA = {
     "precision": msg(
         "close, but not to float32 precision: the products lost bits (float16 or tf32 "
         "operands); the puzzle asks for full float32 products.",
         "가깝지만 float32 정밀도에는 못 미칩니다. 곱셈에서 비트를 잃었습니다(float16이나 tf32 "
-        "피연산자). 이 퍼즐은 완전한 float32 곱을 요구합니다."),
-}  # fmt: skip
+        "피연산자). 이 퍼즐은 완전한 float32 곱을 요구합니다.",
+    ),
+}
 
 
 def _gqa_case(params, seed):
@@ -232,8 +203,13 @@ def _gqa_case(params, seed):
     out_flat, out = output((len(lens), num_q, tile), device(), num_q * tile)
     watch = paged_watch(*args, with_v=False, seq_axis=0)
     ok = np.arange(out_flat.numel()) < out.numel()
-    watch.add("scores", out_flat, load=False, store=ok,
-              where=lambda i: f"scores[{i // (num_q * tile)}, {i // tile % num_q}, {i % tile}]")
+    watch.add(
+        "scores",
+        out_flat,
+        load=False,
+        store=ok,
+        where=lambda i: f"scores[{i // (num_q * tile)}, {i // tile % num_q}, {i % tile}]",
+    )
     want, by_mod = (torch.full(out.shape, float("-inf"), dtype=torch.float64) for _ in range(2))
     for i, n in enumerate(lens):
         keys = gather_kv(k_cache, table[i], n).cpu().double()  # (n, kv heads, D)
@@ -242,19 +218,37 @@ def _gqa_case(params, seed):
             want[i, h, :n] = keys[:, h // group] @ qh
             by_mod[i, h, :n] = keys[:, h % num_kv] @ qh
     return Case(
-        where=f"block_size {bs}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}", watch=watch,
-        run=lambda k: k[(len(lens), num_kv)](q, k_cache, table, seq_lens, out_flat, D**-0.5,
-                                             table.shape[1], BLOCK_SIZE=bs, KV_HEADS=num_kv,
-                                             GROUP=group, HEAD_DIM=D, TILE=tile, BLOCK_G=block_g),
-        outputs=[("scores", out_flat, ok)], got=lambda: out.cpu().double(), want=want,
-        label="scores", data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
-    )  # fmt: skip
+        where=f"block_size {bs}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}",
+        watch=watch,
+        run=lambda k: k[(len(lens), num_kv)](
+            q,
+            k_cache,
+            table,
+            seq_lens,
+            out_flat,
+            D**-0.5,
+            table.shape[1],
+            BLOCK_SIZE=bs,
+            KV_HEADS=num_kv,
+            GROUP=group,
+            HEAD_DIM=D,
+            TILE=tile,
+            BLOCK_G=block_g,
+        ),
+        outputs=[("scores", out_flat, ok)],
+        got=lambda: out.cpu().double(),
+        want=want,
+        label="scores",
+        data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
+    )
 
 
 def _gqa_draw(rng):
     bs, num_kv = rng.choice((1, 2, 4, 8, 16)), rng.choice((1, 2, 3))
-    lens = tuple(rng.choice((1, bs, min(bs + 1, 16), 16, rng.randint(1, 16)))
-                 for _ in range(rng.choice((1, 2))))  # fmt: skip
+    lens = tuple(
+        rng.choice((1, bs, min(bs + 1, 16), 16, rng.randint(1, 16)))
+        for _ in range(rng.choice((1, 2)))
+    )
     return bs, lens, num_kv * rng.choice((1, 2, 4)), num_kv
 
 
@@ -281,7 +275,7 @@ GQA_SCORES_SPEC = KernelSpec(
         (lambda f: _on_valid(f, f.want / f.scale), HINTS["scale"]),
         (lambda f: bool(f.watch.describe("load")), UNMASKED_LOAD),
     ),
-)  # fmt: skip
+)
 
 
 def check_gqa_scores_kernel(kernel, seed=None) -> bool:

@@ -28,24 +28,29 @@ MERGE = {
         "near 709). Before normalising, the largest weight must be exactly 1.",
         "log-sum-exp가 크거나(약 ±1000) 서로 멀리 떨어지면(100에서 3000) inf나 NaN이 "
         "나왔습니다. 가중치의 exp(...)가 부동소수점 범위를 벗어났습니다(float32는 약 88, "
-        "float64는 약 709에서 끝납니다). 정규화하기 전에 가장 큰 가중치는 정확히 1이어야 합니다."),
+        "float64는 약 709에서 끝납니다). 정규화하기 전에 가장 큰 가중치는 정확히 1이어야 합니다.",
+    ),
     "pad_zero": msg(
         "the padding lanes p >= num_parts came back with lse 0.0 and took a weight: load the LSEs "
         "with other=float('-inf'), whose weight exp(-inf) is exactly 0.",
         "p >= num_parts인 채움 레인이 lse 0.0으로 돌아와 가중치를 받았습니다. LSE는 "
-        "other=float('-inf')로 읽으세요. 그 가중치 exp(-inf)는 정확히 0입니다."),
+        "other=float('-inf')로 읽으세요. 그 가중치 exp(-inf)는 정확히 0입니다.",
+    ),
     "no_norm": msg(
         "the weights exp(lse_p - max lse) do not add up to 1: divide by their sum.",
-        "가중치 exp(lse_p - max lse)의 합이 1이 아닙니다. 그 합으로 나누세요."),
+        "가중치 exp(lse_p - max lse)의 합이 1이 아닙니다. 그 합으로 나누세요.",
+    ),
     "mean": msg(
         "you averaged the partitions' outputs: a partition's share of the softmax is "
         "exp(lse_p) / sum_q exp(lse_q), not 1 / num_parts.",
         "부분 출력을 단순 평균했습니다. 소프트맥스에서 파티션의 몫은 1 / num_parts가 아니라 "
-        "exp(lse_p) / sum_q exp(lse_q)입니다."),
+        "exp(lse_p) / sum_q exp(lse_q)입니다.",
+    ),
     "store": msg(
         "each program writes its own row's HEAD_DIM outputs, nothing else.",
-        "각 프로그램은 자기 행의 출력 HEAD_DIM개만 씁니다."),
-}  # fmt: skip
+        "각 프로그램은 자기 행의 출력 HEAD_DIM개만 씁니다.",
+    ),
+}
 
 
 def _merge_case(params, seed):
@@ -70,36 +75,51 @@ def _merge_case(params, seed):
     o_flat, l_flat = o_flat.to(device()), l_flat.to(device())
     out_flat, out = output((rows, MERGE_DIM), device(), MERGE_DIM)
     watch = Watch()
-    shapes = {"part_out": (rows, parts, MERGE_DIM), "part_lse": (rows, parts),
-              "out": (rows, MERGE_DIM)}  # fmt: skip
+    shapes = {
+        "part_out": (rows, parts, MERGE_DIM),
+        "part_lse": (rows, parts),
+        "out": (rows, MERGE_DIM),
+    }
     for (buf, shape), flat in zip(shapes.items(), (o_flat, l_flat, out_flat), strict=True):
         idx, w = np.arange(flat.numel()), int(np.prod(shape[1:]))
 
         def mine(pid, idx=idx, w=w):  # program r reads and writes row r only
             return (idx >= pid[0] * w) & (idx < (pid[0] + 1) * w)
 
-        watch.add(buf, flat, load=mine if buf != "out" else False,
-                  store=mine if buf == "out" else False,
-                  where=lambda i, b=buf, s=shape: element(b, s, i))  # fmt: skip
+        watch.add(
+            buf,
+            flat,
+            load=mine if buf != "out" else False,
+            store=mine if buf == "out" else False,
+            where=lambda i, b=buf, s=shape: element(b, s, i),
+        )
     lse64, o64 = lse.double(), o.double()  # the truth of the numbers the kernel reads
     want = torch.einsum("rp,rpd->rd", torch.softmax(lse64, 1), o64)
-    extra = (f", lse around {shift:+.0f}" if shift else "") + (", LSEs far apart" if spread
-                                                                else "")  # fmt: skip
+    extra = (f", lse around {shift:+.0f}" if shift else "") + (", LSEs far apart" if spread else "")
     return Case(
-        where=f"{rows} rows, num_parts {parts}, BLOCK_P {block_p}" + extra, watch=watch,
-        run=lambda k: k[(rows,)](o_flat, l_flat, out_flat, parts, HEAD_DIM=MERGE_DIM,
-                                 BLOCK_P=block_p),
+        where=f"{rows} rows, num_parts {parts}, BLOCK_P {block_p}" + extra,
+        watch=watch,
+        run=lambda k: k[(rows,)](
+            o_flat, l_flat, out_flat, parts, HEAD_DIM=MERGE_DIM, BLOCK_P=block_p
+        ),
         outputs=[("out", out_flat, np.arange(out_flat.numel()) < out.numel())],
-        got=lambda: out.cpu().double(), want=want,
+        got=lambda: out.cpu().double(),
+        want=want,
         data={"o": o64, "lse": lse64, "block_p": block_p, "big": bool(shift or spread)},
-    )  # fmt: skip
+    )
 
 
 def _merge_draw(rng):
     parts = rng.choice((1, 2, 3, 4, 5))
     block_p = max(1, 1 << (parts - 1).bit_length()) * rng.choice((1, 2))
-    return (rng.choice((1, 2, 3)), parts, block_p, rng.randrange(parts),
-            rng.choice((0.0, 300.0, 1000.0, -1000.0)), rng.random() < 0.5)
+    return (
+        rng.choice((1, 2, 3)),
+        parts,
+        block_p,
+        rng.randrange(parts),
+        rng.choice((0.0, 300.0, 1000.0, -1000.0)),
+        rng.random() < 0.5,
+    )
 
 
 def _weighted(f, w):
@@ -116,8 +136,14 @@ MERGE_SPEC = KernelSpec(
     # (rows, num_parts, BLOCK_P, empty, shift, spread): `empty` trailing partitions of row 0
     # hold no token (lse -inf, output 0, as the split kernel leaves them); `shift` moves the
     # LSEs to the hundreds or thousands; `spread` puts a row's LSEs 100 to 3000 apart.
-    fixed=((3, 3, 4, 1, 0.0, False), (2, 1, 2, 0, 0.0, False), (2, 5, 8, 2, 0.0, False),
-           (2, 4, 4, 1, 300.0, False), (3, 4, 4, 0, 1000.0, True), (2, 3, 4, 0, -1000.0, True)),
+    fixed=(
+        (3, 3, 4, 1, 0.0, False),
+        (2, 1, 2, 0, 0.0, False),
+        (2, 5, 8, 2, 0.0, False),
+        (2, 4, 4, 1, 300.0, False),
+        (3, 4, 4, 0, 1000.0, True),
+        (2, 3, 4, 0, -1000.0, True),
+    ),
     build=_merge_case,
     draw=_merge_draw,
     tol=1e-4,
@@ -126,12 +152,16 @@ MERGE_SPEC = KernelSpec(
     value_hints=(
         (lambda f: not bool(torch.isfinite(f.got).all()) and f.big, MERGE["overflow"]),
         (lambda f: same(f.got, _weighted(f, _pad_zero(f)), 1e-4), MERGE["pad_zero"]),
-        (lambda f: same(f.got, _weighted(f, torch.exp(f.lse - f.lse.max(1, keepdim=True).values)),
-                        1e-4), MERGE["no_norm"]),
+        (
+            lambda f: same(
+                f.got, _weighted(f, torch.exp(f.lse - f.lse.max(1, keepdim=True).values)), 1e-4
+            ),
+            MERGE["no_norm"],
+        ),
         (lambda f: same(f.got, f.o.mean(1), 1e-4), MERGE["mean"]),
         (lambda f: bool(f.watch.describe("load")), UNMASKED_LOAD),
     ),
-)  # fmt: skip
+)
 
 
 def check_merge_kernel(kernel, seed=None) -> bool:

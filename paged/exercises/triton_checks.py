@@ -1,8 +1,9 @@
 """What every Triton checker shares: guarded buffers, the addresses a kernel touched, verdicts.
 
-A checker launches the learner's @triton.jit kernel on small cases whose outputs start filled
-with a sentinel (a kernel that writes nothing is "not yet") and whose inputs sit inside guarded
-buffers. Two ways make an out-of-range access visible:
+`kernel_runner.check_kernel` runs every puzzle on these. It launches the learner's @triton.jit
+kernel on small cases whose outputs start filled with a sentinel (a kernel that writes nothing
+is "not yet") and whose inputs sit inside guarded buffers.
+Two ways make an out-of-range access visible:
 
 - under Triton's CPU interpreter (`TRITON_INTERPRET=1`), `Watch.run()` wraps the interpreter's
   load and store path (`InterpreterBuilder.create_masked_load` / `create_masked_store`, the
@@ -24,28 +25,30 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import HINT
 
 __all__: list[str] = []  # helpers for basics.py and kernels.py, which export the checkers
 
 SENTINEL = 0.5  # outputs start as this: never a right answer everywhere at once
 MAX_REPORTED = 1  # a verdict names the first stray address; the count says how many more
 
-NOT_A_KERNEL = msg("{name}: not yet: pass your @triton.jit kernel (got {got}).",
-                   "{name}: 아직입니다. @triton.jit 커널을 넘겨 주세요(받은 것: {got}).")
-WROTE_NOTHING = msg("{name}: not yet: your kernel wrote nothing. Write its body and run again.",
-                    "{name}: 아직입니다. 커널이 아무것도 쓰지 않았습니다. 본문을 채우고 다시 "
-                    "실행하세요.")
+NOT_A_KERNEL = msg(
+    "{name}: not yet: pass your @triton.jit kernel (got {got}).",
+    "{name}: 아직입니다. @triton.jit 커널을 넘겨 주세요(받은 것: {got}).",
+)
+WROTE_NOTHING = msg(
+    "{name}: not yet: your kernel wrote nothing. Write its body and run again.",
+    "{name}: 아직입니다. 커널이 아무것도 쓰지 않았습니다. 본문을 채우고 다시 실행하세요.",
+)
 CORRECT = msg("{name}: correct ({what}).", "{name}: 정답입니다 ({what}).")
 NOT_QUITE = msg("{name}: not quite ({where}): {what}", "{name}: 아직 아닙니다 ({where}). {what}")
-DID_NOT_RUN = msg("{name}: your kernel did not run: {error}",
-                  "{name}: 커널이 실행되지 않았습니다: {error}")
-STRAY_LOAD = msg("program {pid} loaded {what} (stray lanes in this case: {count})",
-                 "프로그램 {pid}의 읽기 위치: {what}(이 사례에서 범위를 벗어난 레인: "
-                 "{count}개)")
-STRAY_STORE = msg("program {pid} wrote {what} (stray lanes in this case: {count})",
-                  "프로그램 {pid}의 쓰기 위치: {what}(이 사례에서 범위를 벗어난 "
-                  "레인: {count}개)")
+STRAY_LOAD = msg(
+    "program {pid} loaded {what} (stray lanes in this case: {count})",
+    "프로그램 {pid}의 읽기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",
+)
+STRAY_STORE = msg(
+    "program {pid} wrote {what} (stray lanes in this case: {count})",
+    "프로그램 {pid}의 쓰기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",
+)
 AT = msg("{at} holds {got}, expected {want}", "{at}의 값은 {got}, 기대값은 {want}입니다")
 NEVER = msg("{at} was never written", "{at}에는 아무것도 쓰이지 않았습니다")
 UNMASKED_LOAD = msg(
@@ -57,41 +60,11 @@ UNMASKED_LOAD = msg(
     "통과시키는(또는 마스크가 아예 없는) tl.load가 있습니다. 저장만 마스크해서는 "
     "부족합니다. GPU에서는 그 로드가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
     "주소를 읽습니다. 실제로 있는 레인의 마스크를 로드에도 주고, 나머지는 "
-    "other=...로 채우세요.")
-OUTSIDE = msg("memory outside every tensor of the case",
-              "이 사례의 어떤 텐서에도 속하지 않는 메모리")
-ERROR_HINTS = (
-    ("power of 2", msg(
-        "tl.arange(0, B) needs B to be a power of two: round the tile up (the launcher does it "
-        "with triton.next_power_of_2) and mask the extra lanes.",
-        "tl.arange(0, B)의 B는 2의 거듭제곱이어야 합니다. 타일 크기를 올림하고(런처에서는 "
-        "triton.next_power_of_2로) 남는 레인은 마스크하세요.")),
-    ("constexpr", msg(
-        "tile sizes are compile-time constants: declare them as NAME: tl.constexpr in the "
-        "signature and use those names in tl.arange, not a runtime argument such as n.",
-        "타일 크기는 컴파일 시점 상수입니다. 시그니처에서 NAME: tl.constexpr로 선언하고, "
-        "tl.arange에는 n 같은 실행 시점 인자가 아니라 그 이름을 쓰세요.")),
-    (("incompatible dimensions", "Cannot broadcast"), msg(  # Triton 3.9 and 3.5 say it so
-        "two shapes do not line up. Triton matches shapes from the LAST dimension, so a (ROWS,) "
-        "vector next to a (ROWS, COLS) tile is lined up with the columns: a 1-D mask on a 2-D "
-        "tile (or a 1-D offset) needs [:, None] (one per row) or [None, :] (one per column).",
-        "두 모양이 맞지 않습니다. Triton은 모양을 마지막 차원부터 맞추므로, (ROWS,) 벡터를 "
-        "(ROWS, COLS) 타일 옆에 두면 열과 맞춰집니다. 2차원 타일의 1차원 마스크(또는 1차원 "
-        "오프셋)에는 [:, None](행마다 하나) 또는 [None, :](열마다 하나)가 필요합니다.")),
-    ("should have M >=", msg(
-        "tl.dot refused the shapes: its inner dimension K must be at least 16 on a GPU; pad the "
-        "tiles to 16 and mask the padding (other=0.0).",
-        "tl.dot이 모양을 거부했습니다. GPU에서는 안쪽 차원 K가 16 이상이어야 합니다. 타일을 16으로 "
-        "채우고 채운 부분은 마스크하세요(other=0.0).")),
-    ("is not defined", msg(
-        "a name in your kernel is not defined: a typo, or a variable from another cell (a kernel "
-        "sees only its arguments, constants and other @triton.jit functions).",
-        "커널 안의 이름이 정의되지 않았습니다. 오타이거나 다른 셀의 변수입니다(커널은 인자와 상수, "
-        "다른 @triton.jit 함수만 볼 수 있습니다).")),
-)  # fmt: skip
-RUN_BY_HAND = msg(
-    "launch it once by hand on the same shapes to see the whole error and the line it points at.",
-    "같은 모양으로 한 번 직접 실행해 전체 오류와 그 오류가 가리키는 줄을 확인하세요.")
+    "other=...로 채우세요.",
+)
+OUTSIDE = msg(
+    "memory outside every tensor of the case", "이 사례의 어떤 텐서에도 속하지 않는 메모리"
+)
 
 
 def is_kernel(obj) -> bool:
@@ -108,45 +81,6 @@ def interpreted() -> bool:
 
 def device() -> str:
     return "cpu" if interpreted() else "cuda"
-
-
-def not_a_kernel(name: str, kernel) -> bool:
-    """Print "not yet" and return True when `kernel` is not a @triton.jit kernel."""
-    if is_kernel(kernel):
-        return False
-    print(NOT_A_KERNEL.format(name=name, got=type(kernel).__name__))
-    return True
-
-
-def launch(name: str, watch: Watch, run, *args, **kwargs) -> bool:
-    """run(*args, **kwargs) under `watch`; if the kernel fails to compile or launch, print why
-    (short) and a hint, and return False."""
-    try:
-        with watch.run():
-            run(*args, **kwargs)
-    except Exception as exc:  # the learner's kernel: any error is theirs to read
-        text = " ".join(str(exc).split())
-        print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {text[:300]}"))
-        hint = next((h for keys, h in ERROR_HINTS
-                     if any(k in text for k in ((keys,) if isinstance(keys, str) else keys))),
-                    RUN_BY_HAND)  # fmt: skip
-        print(HINT.format(hint=hint))
-        return False
-    return True
-
-
-def wrote_nothing(name: str) -> bool:
-    """Print "not yet" for a kernel that left every output at SENTINEL; return False."""
-    print(WROTE_NOTHING.format(name=name))
-    return False
-
-
-def wrong(name: str, where: str, what: str, hint) -> bool:
-    """Print a "not quite" verdict with its hint; return False."""
-    print(NOT_QUITE.format(name=name, where=where, what=what))
-    if hint:
-        print(HINT.format(hint=hint))
-    return False
 
 
 @dataclasses.dataclass
@@ -232,7 +166,7 @@ class Watch:
     def _record(self, kind, buf, elems, pid):
         self.count[kind] += len(elems)
         room = MAX_REPORTED - len(self.stray[kind])
-        self.stray[kind] += [(buf, int(e), pid) for e in elems[:max(room, 0)]]
+        self.stray[kind] += [(buf, int(e), pid) for e in elems[: max(room, 0)]]
 
     def describe(self, kind: str) -> str | None:
         """The first stray lane of `kind` ("load"/"store") in words, or None when there was none."""
@@ -260,10 +194,12 @@ def strays_in(flat: torch.Tensor, allowed: np.ndarray, fill: float) -> np.ndarra
 
 def first_difference(name: str, got: torch.Tensor, want: torch.Tensor, tol: float = 0.0) -> str:
     """Words for the first element where got and want differ: "out[1, 6] holds nan, ..."."""
-    bad = ~torch.isclose(got.double().cpu(), want.double().cpu(), rtol=tol, atol=tol,
-                         equal_nan=True)
-    idx = tuple(int(i) for i in np.unravel_index(int(torch.nonzero(bad.flatten())[0]),
-                                                 tuple(got.shape)))
+    bad = ~torch.isclose(
+        got.double().cpu(), want.double().cpu(), rtol=tol, atol=tol, equal_nan=True
+    )
+    idx = tuple(
+        int(i) for i in np.unravel_index(int(torch.nonzero(bad.flatten())[0]), tuple(got.shape))
+    )
     at = f"{name}[{', '.join(map(str, idx))}]"
     g, w = got[idx].item(), want[idx].item()
     if g == SENTINEL:
@@ -280,7 +216,6 @@ def same(got: torch.Tensor, want: torch.Tensor, tol: float = 0.0) -> bool:
 
 
 NAN = float("nan")
-PAST_END = msg("the store went past the end", "저장이 끝을 넘어갔습니다")
 
 
 def grid_mask(numel: int, stride: int, M: int, N: int) -> np.ndarray:
@@ -295,6 +230,8 @@ def cell_namer(name, stride, M, N):
 
     def where(i):
         r, c = divmod(i, stride)
-        return f"{name}[{r}, {c}]" + (" (c >= N)" if c >= N else "") + (" (r >= M)" if r >= M
-                                                                           else "")
+        return (
+            f"{name}[{r}, {c}]" + (" (c >= N)" if c >= N else "") + (" (r >= M)" if r >= M else "")
+        )
+
     return where

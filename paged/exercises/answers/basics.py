@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import paged.attention  # noqa: F401  (sets TRITON_INTERPRET=1 without a GPU, before triton)
+
+# isort: split
 import triton
 import triton.language as tl
-
-import paged.attention  # noqa: F401  (sets TRITON_INTERPRET=1 without a GPU, before triton)
 
 __all__ = ["copy_2d_kernel", "copy_kernel", "dot_kernel", "row_softmax_kernel", "stamp_kernel"]
 
@@ -26,8 +27,7 @@ def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def copy_2d_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out,
-                   BM: tl.constexpr, BN: tl.constexpr):  # fmt: skip
+def copy_2d_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)  # (BM,)
     cols = tl.program_id(1) * BN + tl.arange(0, BN)  # (BN,)
     mask = (rows < M)[:, None] & (cols < N)[None, :]  # (BM, BN)
@@ -46,17 +46,38 @@ def row_softmax_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
 
 
 @triton.jit
-def dot_kernel(a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out,
-               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+def dot_kernel(
+    a_ptr,
+    b_ptr,
+    out_ptr,
+    M,
+    N,
+    K,
+    stride_a,
+    stride_b,
+    stride_out,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     rows = tl.arange(0, BM)
     cols = tl.arange(0, BN)
     acc = tl.zeros((BM, BN), dtype=tl.float32)  # fp16 products, summed in fp32
     for k0 in range(0, K, BK):
         k = k0 + tl.arange(0, BK)
-        a = tl.load(a_ptr + rows[:, None] * stride_a + k[None, :],
-                    mask=(rows < M)[:, None] & (k < K)[None, :], other=0.0)  # (BM, BK)
-        b = tl.load(b_ptr + k[:, None] * stride_b + cols[None, :],
-                    mask=(k < K)[:, None] & (cols < N)[None, :], other=0.0)  # (BK, BN)
+        a = tl.load(
+            a_ptr + rows[:, None] * stride_a + k[None, :],
+            mask=(rows < M)[:, None] & (k < K)[None, :],
+            other=0.0,
+        )  # (BM, BK)
+        b = tl.load(
+            b_ptr + k[:, None] * stride_b + cols[None, :],
+            mask=(k < K)[:, None] & (cols < N)[None, :],
+            other=0.0,
+        )  # (BK, BN)
         acc += tl.dot(a, b)
-    tl.store(out_ptr + rows[:, None] * stride_out + cols[None, :], acc,
-             mask=(rows < M)[:, None] & (cols < N)[None, :])
+    tl.store(
+        out_ptr + rows[:, None] * stride_out + cols[None, :],
+        acc,
+        mask=(rows < M)[:, None] & (cols < N)[None, :],
+    )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import paged.attention  # noqa: F401  (sets TRITON_INTERPRET=1 without a GPU, before triton)
+
+# isort: split
 import triton
 import triton.language as tl
-
-import paged.attention  # noqa: F401  (sets TRITON_INTERPRET=1 without a GPU, before triton)
 
 __all__ = [
     "gather_kernel",
@@ -17,8 +18,15 @@ __all__ = [
 
 
 @triton.jit
-def gather_kernel(cache_ptr, block_table_ptr, out_ptr, seq_len,
-                  BLOCK_SIZE: tl.constexpr, ROW: tl.constexpr, TILE: tl.constexpr):  # fmt: skip
+def gather_kernel(
+    cache_ptr,
+    block_table_ptr,
+    out_ptr,
+    seq_len,
+    BLOCK_SIZE: tl.constexpr,
+    ROW: tl.constexpr,
+    TILE: tl.constexpr,
+):
     pos = tl.program_id(0) * TILE + tl.arange(0, TILE)  # this program's token positions
     mask = pos < seq_len
     block = tl.load(block_table_ptr + pos // BLOCK_SIZE, mask=mask, other=0)  # physical block
@@ -29,9 +37,19 @@ def gather_kernel(cache_ptr, block_table_ptr, out_ptr, seq_len,
 
 
 @triton.jit
-def tile_scores_kernel(q_ptr, k_ptr, block_table_ptr, scores_ptr, seq_len, kv_head, scale,
-                       BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
-                       TILE: tl.constexpr):  # fmt: skip
+def tile_scores_kernel(
+    q_ptr,
+    k_ptr,
+    block_table_ptr,
+    scores_ptr,
+    seq_len,
+    kv_head,
+    scale,
+    BLOCK_SIZE: tl.constexpr,
+    KV_HEADS: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    TILE: tl.constexpr,
+):
     pos = tl.program_id(0) * TILE + tl.arange(0, TILE)
     mask = pos < seq_len
     d = tl.arange(0, HEAD_DIM)
@@ -44,9 +62,21 @@ def tile_scores_kernel(q_ptr, k_ptr, block_table_ptr, scores_ptr, seq_len, kv_he
 
 
 @triton.jit
-def online_softmax_kernel(q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr, out_ptr, scale,
-                          max_blocks, BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr,
-                          GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, TILE: tl.constexpr):
+def online_softmax_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    block_table_ptr,
+    seq_lens_ptr,
+    out_ptr,
+    scale,
+    max_blocks,
+    BLOCK_SIZE: tl.constexpr,
+    KV_HEADS: tl.constexpr,
+    GROUP: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    TILE: tl.constexpr,
+):
     seq, head = tl.program_id(0), tl.program_id(1)
     kv_head = head // GROUP
     d = tl.arange(0, HEAD_DIM)
@@ -73,9 +103,21 @@ def online_softmax_kernel(q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr, ou
 
 
 @triton.jit
-def gqa_scores_kernel(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, scale, max_blocks,
-                      BLOCK_SIZE: tl.constexpr, KV_HEADS: tl.constexpr, GROUP: tl.constexpr,
-                      HEAD_DIM: tl.constexpr, TILE: tl.constexpr, BLOCK_G: tl.constexpr):
+def gqa_scores_kernel(
+    q_ptr,
+    k_ptr,
+    block_table_ptr,
+    seq_lens_ptr,
+    scores_ptr,
+    scale,
+    max_blocks,
+    BLOCK_SIZE: tl.constexpr,
+    KV_HEADS: tl.constexpr,
+    GROUP: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    TILE: tl.constexpr,
+    BLOCK_G: tl.constexpr,
+):
     seq, kv_head = tl.program_id(0), tl.program_id(1)
     g = tl.arange(0, BLOCK_G)  # the group's query heads, padded to BLOCK_G rows
     heads = kv_head * GROUP + g  # query heads h with h // GROUP == kv_head
@@ -95,14 +137,18 @@ def gqa_scores_kernel(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, s
 
 
 @triton.jit
-def merge_kernel(part_out_ptr, part_lse_ptr, out_ptr, num_parts,
-                 HEAD_DIM: tl.constexpr, BLOCK_P: tl.constexpr):  # fmt: skip
+def merge_kernel(
+    part_out_ptr, part_lse_ptr, out_ptr, num_parts, HEAD_DIM: tl.constexpr, BLOCK_P: tl.constexpr
+):
     row = tl.program_id(0)  # one (sequence, query head)
     p = tl.arange(0, BLOCK_P)
     d = tl.arange(0, HEAD_DIM)
     lse = tl.load(part_lse_ptr + row * num_parts + p, mask=p < num_parts, other=float("-inf"))
     w = tl.exp(lse - tl.max(lse, 0))  # the largest weight is 1: no overflow
     w = w / tl.sum(w, 0)
-    o = tl.load(part_out_ptr + (row * num_parts + p)[:, None] * HEAD_DIM + d[None, :],
-                mask=(p < num_parts)[:, None], other=0.0)  # (BLOCK_P, HEAD_DIM)
+    o = tl.load(
+        part_out_ptr + (row * num_parts + p)[:, None] * HEAD_DIM + d[None, :],
+        mask=(p < num_parts)[:, None],
+        other=0.0,
+    )  # (BLOCK_P, HEAD_DIM)
     tl.store(out_ptr + row * HEAD_DIM + d, tl.sum(w[:, None] * o, 0))

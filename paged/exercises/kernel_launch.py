@@ -1,0 +1,94 @@
+"""A launch that fails: the learner's kernel did not compile or run. Say why, short, and hint.
+
+`launch(name, watch, run, ...)` runs a kernel under a `triton_checks.Watch`; an error is printed
+in one line (its type and the first 300 characters) with the hint of the first known phrase it
+contains (`ERROR_HINTS`: a tile size that is not a power of two or not a constexpr, shapes that
+do not broadcast, tl.dot's minimum sizes, an undefined name), or the advice to run it by hand.
+"""
+
+from __future__ import annotations
+
+from ..text import msg
+from .core import HINT
+
+__all__: list[str] = []  # used by kernel_runner.py
+
+DID_NOT_RUN = msg(
+    "{name}: your kernel did not run: {error}", "{name}: 커널이 실행되지 않았습니다: {error}"
+)
+ERROR_HINTS = (
+    (
+        "power of 2",
+        msg(
+            "tl.arange(0, B) needs B to be a power of two: round the tile up (the launcher does it "
+            "with triton.next_power_of_2) and mask the extra lanes.",
+            "tl.arange(0, B)의 B는 2의 거듭제곱이어야 합니다. 타일 크기를 올림하고(런처에서는 "
+            "triton.next_power_of_2로) 남는 레인은 마스크하세요.",
+        ),
+    ),
+    (
+        "constexpr",
+        msg(
+            "tile sizes are compile-time constants: declare them as NAME: tl.constexpr in the "
+            "signature and use those names in tl.arange, not a runtime argument such as n.",
+            "타일 크기는 컴파일 시점 상수입니다. 시그니처에서 NAME: tl.constexpr로 선언하고, "
+            "tl.arange에는 n 같은 실행 시점 인자가 아니라 그 이름을 쓰세요.",
+        ),
+    ),
+    (
+        ("incompatible dimensions", "Cannot broadcast"),
+        msg(  # Triton 3.9 and 3.5 say it so
+            "two shapes do not line up. Triton matches shapes from the LAST dimension, so a "
+            "(ROWS,) vector next to a (ROWS, COLS) tile is lined up with the columns: a 1-D mask "
+            "on a 2-D tile (or a 1-D offset) needs [:, None] (one per row) or [None, :] (one per "
+            "column).",
+            "두 모양이 맞지 않습니다. Triton은 모양을 마지막 차원부터 맞추므로, (ROWS,) 벡터를 "
+            "(ROWS, COLS) 타일 옆에 두면 열과 맞춰집니다. 2차원 타일의 1차원 마스크(또는 1차원 "
+            "오프셋)에는 [:, None](행마다 하나) 또는 [None, :](열마다 하나)가 필요합니다.",
+        ),
+    ),
+    (
+        "should have M >=",
+        msg(
+            "tl.dot refused the shapes: its inner dimension K must be at least 16 on a GPU; pad "
+            "the tiles to 16 and mask the padding (other=0.0).",
+            "tl.dot이 모양을 거부했습니다. GPU에서는 안쪽 차원 K가 16 이상이어야 합니다. 타일을 "
+            "16으로 채우고 채운 부분은 마스크하세요(other=0.0).",
+        ),
+    ),
+    (
+        "is not defined",
+        msg(
+            "a name in your kernel is not defined: a typo, or a variable from another cell (a "
+            "kernel sees only its arguments, constants and other @triton.jit functions).",
+            "커널 안의 이름이 정의되지 않았습니다. 오타이거나 다른 셀의 변수입니다(커널은 인자와 "
+            "상수, 다른 @triton.jit 함수만 볼 수 있습니다).",
+        ),
+    ),
+)
+RUN_BY_HAND = msg(
+    "launch it once by hand on the same shapes to see the whole error and the line it points at.",
+    "같은 모양으로 한 번 직접 실행해 전체 오류와 그 오류가 가리키는 줄을 확인하세요.",
+)
+
+
+def launch(name: str, watch, run, *args, **kwargs) -> bool:
+    """run(*args, **kwargs) under `watch`; if the kernel fails to compile or launch, print why
+    (short) and a hint, and return False."""
+    try:
+        with watch.run():
+            run(*args, **kwargs)
+    except Exception as exc:  # the learner's kernel: any error is theirs to read
+        text = " ".join(str(exc).split())
+        print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {text[:300]}"))
+        hint = next(
+            (
+                h
+                for keys, h in ERROR_HINTS
+                if any(k in text for k in ((keys,) if isinstance(keys, str) else keys))
+            ),
+            RUN_BY_HAND,
+        )
+        print(HINT.format(hint=hint))
+        return False
+    return True
