@@ -51,10 +51,10 @@ INPUT_WRITTEN = msg(
     "your kernel wrote into {what}, an input", "커널이 입력인 {what} 위치에 썼습니다"
 )
 INPUT_HINT = msg(
-    "the kernel may only read {inputs}; they belong to the caller and must come back unchanged. "
-    "Only {outputs} is yours to write.",
-    "커널은 {inputs}를 읽기만 할 수 있습니다. 입력은 호출한 쪽의 것이므로 그대로 남아 있어야 "
-    "합니다. 쓸 수 있는 것은 {outputs}뿐입니다.",
+    "the inputs ({inputs}) belong to the caller: the kernel reads them and leaves them as they "
+    "were. Only {outputs} is the kernel's to write.",
+    "입력({inputs})은 호출한 쪽의 것입니다. 커널은 입력을 읽기만 하고 그대로 두어야 합니다. "
+    "커널이 쓸 수 있는 출력: {outputs}.",
 )
 STORE_PAST = msg(
     "a store landed outside the output's elements", "출력 원소 밖에 저장한 값이 있습니다"

@@ -204,7 +204,8 @@ def first_difference(name: str, got: torch.Tensor, want: torch.Tensor, tol: floa
     g, w = got[idx].item(), want[idx].item()
     if g == SENTINEL:
         return NEVER.format(at=at)
-    return AT.format(at=at, got=f"{g:.4g}", want=f"{w:.4g}")
+    digits = next((d for d in (4, 6, 8, 17) if f"{g:.{d}g}" != f"{w:.{d}g}"), 17)
+    return AT.format(at=at, got=f"{g:.{digits}g}", want=f"{w:.{digits}g}")
 
 
 def same(got: torch.Tensor, want: torch.Tensor, tol: float = 0.0) -> bool:
