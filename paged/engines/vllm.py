@@ -40,7 +40,7 @@ from ..trace import PagedLayout, StepRecord, Usage
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, where `make vllm-venv` puts .venv-vllm
 CHILD = Path(__file__).with_name("vllm_child.py")
 RECORDINGS = Path(__file__).with_name("recordings")
-FIX = "`make vllm-venv` builds it (about 3 minutes, 2.6 GB)"
+FIX = "`make vllm-venv` builds it (a few minutes, 3.4 GB)"
 BLOCK_MULTIPLE = 32  # vLLM's CPU attention takes block sizes that are multiples of 32
 NUM_NULL_BLOCKS = 1  # block 0: vLLM's null block
 
