@@ -9,16 +9,17 @@ attempt, `solution("first_fit")` prints a model answer (they live in `answers/`)
 
 By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
-kernel's Triton puzzles), `serving` (the real model's chapter). Every checker is listed in its
-module's `__all__`.
+kernel's Triton puzzles), `serving` (the real model's chapter), `prefix` (chapter 11's block
+hashes). Every checker is listed in its module's `__all__`.
 """
 
-from . import attention, basics, kernels, memory, serving
+from . import attention, basics, kernels, memory, prefix, serving
 from .answers import solution
 from .attention import *  # noqa: F403
 from .basics import *  # noqa: F403
 from .kernels import *  # noqa: F403
 from .memory import *  # noqa: F403
+from .prefix import *  # noqa: F403
 from .serving import *  # noqa: F403
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     *basics.__all__,
     *kernels.__all__,
     *memory.__all__,
+    *prefix.__all__,
     *serving.__all__,
 ]

@@ -1,0 +1,304 @@
+"""Checker for chapter 11: the block hashes behind prefix caching (`block_hashes`).
+
+The truth is `paged.prefix_cache.block_hashes`, but not its values: a learner may hash with
+`hash_block` or with a hash of their own (`hash((parent, tuple(block)))`), so the checker compares
+which hashes are *equal*. Each case is a family of one to three related prompts (a prompt and the
+same prompt with one token changed, shifted by a block, cut short, its blocks repeated); the
+learner's hashes of the whole family must be equal exactly where the library's are, position by
+position and across the prompts, with one hash per full block. Messages show that pattern with
+letters: `[A, B] and [A, C]` is two prompts whose first blocks share a hash and whose second
+blocks do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import prefix_cache
+from ..text import msg
+from .answers import prefix as answers
+from .contract import each
+from .core import draws, run_cases
+
+__all__ = ["check_block_hashes"]
+
+PARAMS = ("token_ids", "block_size")
+FORBID = [("paged.prefix_cache.block_hashes", prefix_cache.block_hashes),
+          ("paged.prefix_cache.cached_tokens", prefix_cache.cached_tokens),
+          ("paged.prefix_cache.predict_cached", prefix_cache.predict_cached),
+          ("paged.exercises.solution", answers.block_hashes)]  # fmt: skip
+
+AND = msg("{a} and {b}", "{a} 및 {b}")
+LEGEND = msg("{pattern} (the same letter: the same hash)", "{pattern} (같은 글자는 같은 해시)")
+NOT_A_LIST = msg("a {kind}, not a list", "list가 아닌 {kind}")
+UNHASHABLE = msg(
+    "the hash {got} is a {kind}, which cannot be a dict key, and the cache looks blocks up by "
+    "their hash",
+    "해시 {got}의 타입은 {kind}입니다. 이 타입은 dict의 키가 될 수 없는데, 캐시는 해시로 블록을 "
+    "찾습니다",
+)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Which hashes of a family are equal: a label per hash, equal labels for equal hashes."""
+
+    labels: tuple = ()  # one tuple of labels per prompt
+    kind: str | None = None  # the type returned, when it is not a list or a tuple
+    mine: bool = field(default=False, compare=False)  # the learner's: shown with a legend
+
+    def __str__(self) -> str:
+        if self.kind is not None:
+            return NOT_A_LIST.format(kind=self.kind)
+        text = "[]"
+        for i, labels in enumerate(self.labels):
+            part = "[" + ", ".join(_letter(n) for n in labels) + "]"
+            text = part if i == 0 else AND.format(a=text, b=part)
+        return LEGEND.format(pattern=text) if self.mine else text
+
+
+def _letter(n: int) -> str:
+    return chr(ord("A") + n % 26) + (str(n // 26 + 1) if n >= 26 else "")
+
+
+def pattern(results, mine: bool = False) -> Pattern:
+    """The equality pattern of the hashes in `results` (one answer per prompt)."""
+    seen, labels = [], []
+    for result in results:
+        if not isinstance(result, list | tuple):
+            return Pattern(kind=type(result).__name__, mine=mine)
+        row = []
+        for h in result:
+            label = next((i for i, s in enumerate(seen) if _equal(s, h)), None)
+            if label is None:
+                label = len(seen)
+                seen.append(h)
+            row.append(label)
+        labels.append(tuple(row))
+    return Pattern(tuple(labels), mine=mine)
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a value that cannot compare equals nothing
+        return False
+
+
+def observe(fn, args):
+    """Call fn on every prompt of the family; compare the pattern of all the hashes."""
+    prompts, block_size = args
+    results = [fn(ids, block_size) for ids in prompts]
+    raw = None if any(r is None for r in results) else results
+    return raw, pattern(results, mine=True)
+
+
+def truth(prompts, block_size):
+    return pattern([prefix_cache.block_hashes(ids, block_size) for ids in prompts])
+
+
+def describe(args) -> str:
+    prompts, block_size = args
+    text = ""
+    for i, ids in enumerate(prompts):
+        part = f"token_ids={_cut(ids)}"
+        text = part if i == 0 else AND.format(a=text, b=part)
+    return f"{text}, block_size={block_size}"
+
+
+def _cut(ids, limit: int = 160) -> str:
+    text = repr(ids)
+    return text if len(text) <= limit else text[: limit - 4] + "...]"
+
+
+def _hashable(value) -> str | None:
+    try:
+        hash(value)
+    except TypeError:
+        return UNHASHABLE.format(got=_cut(value, 60), kind=type(value).__name__)
+    return None
+
+
+def contract(raw, args) -> str | None:
+    """Right pattern: every hash must also be usable as a key."""
+    return next((why for result in raw if (why := each(_hashable)(result))), None)
+
+
+# The teaching cases: (prompts, block_size).
+CASES = [
+    (([10, 11, 12, 13, 14, 15, 16, 17],), 4),  # two full blocks
+    (([10, 11, 12, 13, 14, 15, 16, 17, 18],), 4),  # and a partly filled one
+    (([], [1, 2, 3]), 4),  # no full block
+    (([5, 5, 5, 5],), 2),  # the same tokens twice: two positions, two hashes
+    (([1, 2, 3, 4, 5, 6], [9, 2, 3, 4, 5, 6]), 2),  # differ in block 0: every hash differs
+    (([1, 2, 3, 4, 5, 6], [1, 2, 7, 4, 5, 6]), 2),  # differ in block 1: block 0 shared
+    (([1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6, 7, 0]), 4),
+    (([7, 1, 2, 3, 4], [8, 1, 2, 3, 4]), 1),  # block size 1: a difference reaches every block
+    (([1, 2, 3, 4, 1, 2],), 2),  # a block again after other blocks
+    (([3, 3, 4, 4, 5, 5], [6, 6, 4, 4, 5, 5]), 2),  # equal blocks after a difference 2 blocks back
+    (([50000, 3, 127999, 42], [3, 50000, 127999, 42]), 2),  # order inside a block counts
+    (([1, 2, 3], [1, 2, 3, 4]), 4),  # block size past the prompt, then exactly one block
+]
+
+
+def _prompt(rng):
+    bs = rng.choice((1, 1, 2, 2, 3, 4, 5, 8))
+    n = max(0, rng.randint(0, 5) * bs + rng.choice((-1, 0, 0, 1, rng.randint(0, bs))))
+    vocab = rng.choice((2, 3, 50, 10**6))  # a small vocabulary repeats whole blocks
+    return [rng.randrange(vocab) for _ in range(n)], bs
+
+
+def _relative(rng, ids, bs):
+    """A prompt related to ids: one token changed, shifted by a block, cut, or blocks repeated."""
+    kind = rng.choice(("change", "change", "shift", "cut", "repeat", "extend"))
+    out = list(ids)
+    if kind == "change" and out:
+        i = rng.randrange(len(out))
+        out[i] += rng.randint(1, 3)
+    elif kind == "shift":
+        out = rng.choice((out[bs:], [rng.randrange(9)] * bs + out))
+    elif kind == "cut":
+        out = out[: rng.randint(0, len(out))]
+    elif kind == "repeat" and len(out) >= bs:
+        j = rng.randrange(len(out) // bs)
+        out = out[: (j + 1) * bs] + out[j * bs :]
+    else:
+        out += [rng.randrange(9) for _ in range(rng.randint(1, 2 * bs))]
+    return out
+
+
+def _family(rng):
+    ids, bs = _prompt(rng)
+    prompts = [ids]
+    for _ in range(rng.choice((0, 1, 1, 2))):
+        prompts.append(_relative(rng, rng.choice(prompts), bs))
+    return tuple(prompts), bs
+
+
+def _chain(parent_of, block_of=None, partial=False, drop_full=False, kind=list):
+    """block_hashes with one slip, as a learner would write it."""
+
+    def wrong(token_ids, block_size):
+        n = len(token_ids)
+        count = -(-n // block_size) if partial else n // block_size
+        if drop_full and n % block_size == 0:
+            count -= 1
+        hashes, parent = [], None
+        for i in range(max(0, count)):
+            block = tuple((block_of or _own)(token_ids, i, block_size))
+            h = hash((parent, block))
+            hashes.append(h)
+            parent = parent_of(h, block)
+        if kind is dict:
+            return dict(enumerate(hashes))
+        return (h for h in hashes) if kind == "generator" else hashes
+
+    return wrong
+
+
+def _by_hash(h, block):
+    return h
+
+
+def _own(ids, i, bs):
+    return ids[i * bs : (i + 1) * bs]
+
+
+# Block i read one token off, as a learner slices it (a start below 0 wraps, or is clipped).
+_NEIGHBOURS = (
+    lambda ids, i, bs: ids[i * bs + 1 : (i + 1) * bs + 1],
+    lambda ids, i, bs: ids[i * bs - 1 : (i + 1) * bs - 1],
+    lambda ids, i, bs: ids[max(0, i * bs - 1) : max(0, i * bs - 1) + bs],
+    lambda ids, i, bs: ids[max(0, i * bs - 1) : (i + 1) * bs - 1],
+)
+
+
+MISTAKES = (
+    (_chain(_by_hash, partial=True), msg(
+        "you gave the last, partly filled block a hash too; only full blocks get one (a partial "
+        "block is still being written, so no other request can share it).",
+        "덜 찬 마지막 블록에도 해시를 주었습니다. 해시는 꽉 찬 블록에만 붙습니다(덜 찬 블록은 "
+        "아직 쓰이는 중이라 다른 요청과 나눌 수 없습니다).")),
+    (_chain(_by_hash, drop_full=True), msg(
+        "when the prompt ends exactly at a block boundary, its last block is full, and it got no "
+        "hash.",
+        "프롬프트가 블록 경계에서 딱 끝나면 마지막 블록은 꽉 찬 블록인데, 그 블록에 해시가 "
+        "없습니다.")),
+    (_chain(lambda h, block: None), msg(
+        "two blocks with the same tokens got the same hash although what comes before them "
+        "differs; a block's hash has to name its whole prefix, not only its own tokens.",
+        "토큰이 같은 두 블록이 앞선 내용이 다른데도 같은 해시를 받았습니다. 블록의 해시는 블록 "
+        "자신의 토큰만이 아니라 그 앞의 접두사 전체를 나타내야 합니다.")),
+    (_chain(lambda h, block: block), msg(
+        "blocks that follow a difference two or more blocks back got equal hashes: a difference "
+        "reaches only the next block. Every hash has to carry everything before it, down the "
+        "whole chain.",
+        "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
+        "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.")),
+    *((_chain(_by_hash, block_of=neighbour), msg(
+        "your hashes follow the tokens of a neighbouring block: changing one token of block j "
+        "changes a hash before block j, or leaves block j's own hash as it was. Each hash covers "
+        "the block_size tokens of its own block.",
+        "해시가 이웃 블록의 토큰을 따라갑니다. 블록 j의 토큰 하나를 바꾸면 블록 j보다 앞의 해시가 "
+        "바뀌거나, 블록 j 자신의 해시가 그대로입니다. 각 해시는 자기 블록의 토큰 block_size개를 "
+        "덮어야 합니다.")) for neighbour in _NEIGHBOURS),
+    (_chain(_by_hash, kind="generator"), msg(
+        "your function gives a generator; the caller counts the hashes and indexes them, so the "
+        "spec asks for a list.",
+        "함수가 generator를 돌려줍니다. 호출하는 쪽은 해시를 세고 인덱스로 꺼내므로, 명세는 "
+        "list를 요구합니다.")),
+    (_chain(_by_hash, kind=dict), msg(
+        "your function returns a dict; the spec asks for a list, one hash per full block, in "
+        "block order.",
+        "함수가 dict를 반환합니다. 명세가 요구하는 것은 꽉 찬 블록마다 해시 하나씩, 블록 "
+        "순서대로 담은 list입니다.")),
+)  # fmt: skip
+
+
+def _equal_pairs(p: Pattern) -> set:
+    flat = [label for row in p.labels for label in row]
+    return {(i, j) for i in range(len(flat)) for j in range(i) if flat[i] == flat[j]}
+
+
+def _counts_right(triples) -> bool:
+    return all(g.kind is None and [len(r) for r in g.labels] == [len(r) for r in w.labels]
+               for g, w, _ in triples)  # fmt: skip
+
+
+def _merges(triples) -> bool:
+    """Every wrong answer has equal hashes where the library's differ, and no other slip."""
+    return _counts_right(triples) and all(_equal_pairs(g) > _equal_pairs(w) for g, w, _ in triples)
+
+
+def _splits(triples) -> bool:
+    """Every wrong answer has different hashes where the library's are equal, and no other."""
+    return _counts_right(triples) and all(_equal_pairs(g) < _equal_pairs(w) for g, w, _ in triples)
+
+
+SYMPTOMS = (
+    (lambda triples: not _counts_right(triples) and all(g.kind is None for g, _, _ in triples),
+     msg("the number of hashes is not the number of full blocks in the prompt.",
+         "해시의 개수가 프롬프트의 꽉 찬 블록 개수와 다릅니다.")),
+    (_merges, msg(
+        "two blocks that differ, in their own tokens or in what comes before them, got equal "
+        "hashes: a request would find a block that is not its own.",
+        "자기 토큰이 다르거나 그 앞의 내용이 다른 두 블록이 같은 해시를 받았습니다. 요청이 자기 "
+        "것이 아닌 블록을 찾게 됩니다.")),
+    (_splits, msg(
+        "the same prefix got different hashes: a block's hash may depend only on the tokens up "
+        "to the end of that block, so another request with that prefix finds it.",
+        "같은 접두사가 서로 다른 해시를 받았습니다. 블록의 해시는 그 블록 끝까지의 토큰에만 "
+        "달려 있어야, 같은 접두사를 가진 다른 요청이 그 블록을 찾을 수 있습니다.")),
+)  # fmt: skip
+
+
+def check_block_hashes(fn, seed: int | None = None) -> bool:
+    """fn(token_ids, block_size) -> one hash per full block, each over its parent (chapter 11).
+
+    Any hash function will do: the hashes must be equal where the library's are equal and
+    different where they differ, across the related prompts of each case.
+    """
+    return run_cases("block_hashes", fn, CASES, truth, MISTAKES, describe=describe,
+                     observe=observe, show=str, draw=draws(_family, truth), seed=seed,
+                     params=PARAMS, forbid=FORBID, contract=contract,
+                     symptoms=SYMPTOMS)  # fmt: skip

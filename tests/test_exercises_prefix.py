@@ -1,0 +1,231 @@
+"""The prefix-caching exercise of chapter 11 (`block_hashes`): its checker, answer and mistakes.
+
+The checker compares which hashes are equal, not their values: the model answer (the library's
+`hash_block`) and answers hashing with Python's own `hash` are both accepted; each typical
+mistake, written here as a learner would, is rejected with the hint that names it; a failing
+random case prints its seed and `seed=` draws it again; the texts speak Korean in the Korean
+edition.
+"""
+
+import re
+
+import pytest
+
+from paged import prefix_cache
+from paged.exercises import answers, check_block_hashes, solution
+from paged.exercises import prefix as checker
+from paged.exercises.answers import prefix as prefix_answers
+from paged.text import Message
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    monkeypatch.delenv("PAGED_LANG", raising=False)
+
+
+def verdict(capsys, fn, **kw):
+    ok = check_block_hashes(fn, **kw)
+    return ok, capsys.readouterr().out
+
+
+def builtin_hash(token_ids, block_size):
+    """Another valid style: Python's hash of (parent, block), a while loop, a tuple back."""
+    out, parent, start = [], None, 0
+    while start + block_size <= len(token_ids):
+        parent = hash((parent, tuple(token_ids[start : start + block_size])))
+        out.append(parent)
+        start += block_size
+    return tuple(out)
+
+
+def whole_prefix(token_ids, block_size):
+    """The prefix itself as the key: no parent, but it names the whole prefix, so it is valid."""
+    n = len(token_ids) // block_size
+    return [tuple(token_ids[: (i + 1) * block_size]) for i in range(n)]
+
+
+@pytest.mark.parametrize("fn", [prefix_answers.block_hashes, builtin_hash, whole_prefix],
+                         ids=["model", "builtin-hash", "whole-prefix"])  # fmt: skip
+def test_right_answers_are_accepted_on_every_seed(capsys, fn):
+    for seed in range(1, 11):
+        ok, out = verdict(capsys, fn, seed=seed)
+        assert ok is True, out
+        assert out.startswith("block_hashes: correct (")
+
+
+def test_the_model_answer_is_what_solution_prints(capsys):
+    assert answers.find("block_hashes") is prefix_answers.block_hashes
+    solution("block_hashes")
+    out = capsys.readouterr().out
+    assert out.startswith("def block_hashes(token_ids, block_size):") and "hash_block" in out
+    namespace = {}
+    exec(out, namespace)  # runs as typed into the chapter
+    assert namespace["block_hashes"]([1, 2, 3, 4, 5], 2) == prefix_cache.block_hashes(
+        [1, 2, 3, 4, 5], 2
+    )
+
+
+def _learner(count="full", parent="hash", shift=0, wrap=list):
+    """block_hashes with one slip, as a learner would write it."""
+
+    def wrong(token_ids, block_size):
+        n = len(token_ids)
+        num = {"full": n // block_size, "ceil": (n + block_size - 1) // block_size}[count]
+        hashes, prev_hash, prev_tokens = [], None, ()
+        for i in range(num):
+            lo = max(0, i * block_size + shift)
+            block = token_ids[lo : lo + block_size]
+            if parent == "hash":
+                h = prefix_cache.hash_block(prev_hash, block)
+            elif parent == "none":
+                h = prefix_cache.hash_block(None, block)
+            else:  # the previous block's tokens
+                h = hash((prev_tokens, tuple(block)))
+            hashes.append(h)
+            prev_hash, prev_tokens = h, tuple(block)
+        if wrap == "generator":
+            return (h for h in hashes)
+        return wrap(enumerate(hashes)) if wrap is dict else hashes
+
+    return wrong
+
+
+def sliced_back(token_ids, block_size):
+    """Block i read from one token early, the slice written as is (block 0 wraps around)."""
+    hashes, parent = [], None
+    for i in range(len(token_ids) // block_size):
+        parent = hash((parent, tuple(token_ids[i * block_size - 1 : (i + 1) * block_size - 1])))
+        hashes.append(parent)
+    return hashes
+
+
+def mutates(token_ids, block_size):
+    while len(token_ids) % block_size:
+        token_ids.pop()  # drop the partial block, in the caller's list
+    return builtin_hash(token_ids, block_size)
+
+
+def calls_the_library(token_ids, block_size):
+    return prefix_cache.block_hashes(token_ids, block_size)
+
+
+def calls_the_answer(token_ids, block_size):
+    return prefix_answers.block_hashes(token_ids, block_size)
+
+
+MISTAKES = {
+    "1 the partial block hashed": (_learner(count="ceil"), "partly filled block a hash too"),
+    "2 no parent": (_learner(parent="none"), "name its whole prefix"),
+    "3 off by one, back": (_learner(shift=-1), "tokens of a neighbouring block"),
+    "3 off by one, back, as sliced": (sliced_back, "tokens of a neighbouring block"),
+    "3 off by one, ahead": (_learner(shift=1), "tokens of a neighbouring block"),
+    "4 parent = previous tokens": (_learner(parent="tokens"), "two or more blocks back"),
+    "5 a generator": (_learner(wrap="generator"), "gives a generator"),
+    "5 a dict": (_learner(wrap=dict), "returns a dict"),
+    "5 nothing": (lambda token_ids, block_size: None, "you returned nothing"),
+    "6 mutates its input": (mutates, "changed its argument `token_ids`"),
+    "7 calls the library": (calls_the_library, "calls paged.prefix_cache.block_hashes"),
+    "7 calls the model answer": (calls_the_answer, "calls paged.exercises.solution"),
+}
+
+
+@pytest.mark.parametrize("name", MISTAKES)
+def test_each_typical_mistake_is_rejected_with_its_hint(capsys, name):
+    fn, hint = MISTAKES[name]
+    ok, out = verdict(capsys, fn, seed=7)
+    assert ok is False
+    assert out.startswith("block_hashes: ") and "correct" not in out.split("\n")[0]
+    assert hint in out, out
+
+
+def test_the_hint_names_the_symptom_not_the_recipe(capsys):
+    """No hint spells the fix out: none names hash_block or the parent's hash as code."""
+    for m in [*(h for _, h in checker.MISTAKES), *(h for _, h in checker.SYMPTOMS)]:
+        assert "hash_block" not in m.en and "parent" not in m.en, m.en
+
+
+def test_a_failing_fixed_case_shows_the_pattern_of_equal_hashes(capsys):
+    ok, out = verdict(capsys, _learner(parent="none"))
+    assert ok is False
+    assert "for token_ids=[5, 5, 5, 5], block_size=2 you returned [A, A] (the same letter: the " \
+        "same hash), expected [A, B]." in out  # fmt: skip
+    assert "seed=" not in out  # a teaching case: no seed to repeat
+
+
+def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
+    def wrong_for_three(token_ids, block_size):  # the fixed cases never use block_size 3
+        return [] if block_size == 3 else builtin_hash(token_ids, block_size)
+
+    assert all(bs != 3 for _, bs in checker.CASES)
+    ok, out = verdict(capsys, wrong_for_three)
+    assert ok is False and "block_size=3" in out
+    seed = int(re.search(r"check_block_hashes\(your_function, seed=(\d+)\)", out).group(1))
+    ok_again, again = verdict(capsys, wrong_for_three, seed=seed)
+    assert ok_again is False and again == out
+
+
+def test_other_wrong_answers_get_a_symptom(capsys):
+    def summed(token_ids, block_size):  # a hash that ignores the order inside a block
+        out, h = [], 0
+        for i in range(len(token_ids) // block_size):
+            h = h * 1_000_003 + sum(token_ids[i * block_size : (i + 1) * block_size])
+            out.append(h)
+        return out
+
+    def with_length(token_ids, block_size):  # depends on the tokens after the block
+        out, h = [], len(token_ids)
+        for i in range(len(token_ids) // block_size):
+            h = hash((h, tuple(token_ids[i * block_size : (i + 1) * block_size])))
+            out.append(h)
+        return out
+
+    def unhashable(token_ids, block_size):
+        return [list(h) for h in whole_prefix(token_ids, block_size)]
+
+    _, out = verdict(capsys, summed, seed=1)
+    assert "got equal hashes: a request would find a block that is not its own" in out
+    _, out = verdict(capsys, with_length, seed=1)
+    assert "the same prefix got different hashes" in out
+    _, out = verdict(capsys, unhashable, seed=1)
+    assert "the values are right, but the hash [10, 11, 12, 13] is a list" in out
+
+
+def test_the_stub_and_exceptions(capsys):
+    def stub(token_ids, block_size):
+        raise NotImplementedError  # your code here
+
+    def crashes(token_ids, block_size):
+        return [token_ids[block_size * 99]]
+
+    ok, out = verdict(capsys, stub)
+    assert ok is False and out.startswith("block_hashes: not yet")
+    ok, out = verdict(capsys, crashes)
+    assert ok is False and "your function raised IndexError" in out
+
+
+def test_the_library_is_untouched_after_a_forbidden_call(capsys):
+    verdict(capsys, calls_the_library)
+    assert prefix_cache.block_hashes([1, 2, 3], 1) == prefix_cache.block_hashes([1, 2, 3], 1)
+    assert len(prefix_cache.block_hashes([1, 2, 3], 1)) == 3
+
+
+def test_the_truth_is_the_library_s_pattern():
+    prompts = ([1, 2, 3, 4, 1, 2], [9, 2, 3, 4, 1, 2], [1, 2, 3])
+    want = checker.truth(prompts, 2)
+    assert str(want) == "[A, B, C] and [D, E, F] and [A]"
+    lib = [prefix_cache.block_hashes(p, 2) for p in prompts]
+    assert want == checker.pattern(lib) and want == checker.pattern([builtin_hash(p, 2)
+                                                                     for p in prompts])  # fmt: skip
+
+
+def test_the_checker_speaks_korean(capsys, monkeypatch):
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    ok, out = verdict(capsys, _learner(count="ceil"))
+    assert ok is False
+    assert "반환값은 [A, B, C] (같은 글자는 같은 해시), 기대한 값은 [A, B]입니다." in out
+    assert "힌트: 덜 찬 마지막 블록에도 해시를 주었습니다." in out
+    texts = [v for v in vars(checker).values() if isinstance(v, Message)]
+    texts += [h for _, h in (*checker.MISTAKES, *checker.SYMPTOMS)]
+    assert len(texts) > 10
+    for m in texts:
+        assert not re.search(r"\((?:을|를|이|가|은|는|와|과)\)", m.ko), m.ko
