@@ -100,7 +100,7 @@ class SchedulerConfig:
         block_size: int | None = None,  # paged only, default 16
         max_seq_len: int = 2048,
         placement: str | None = None,  # contiguous only, default "first_fit"
-        seed: int | None = None,  # paged only, default 0
+        seed: int | None = None,  # paged only, default 0 (vLLM V1: None, the free list in order)
         watermark: float | None = None,  # paged only, default 0.01 of the blocks
         admission: str | None = None,  # paged only, default "greedy"
         preemption: str | None = None,  # paged only, default "recompute"
@@ -171,7 +171,7 @@ class SchedulerConfig:
             num = kv_slots // block_size if cpu_blocks is None else cpu_blocks
             cpu_blocks = require_int("cpu_blocks", num, at_least=1)
         return cls(**common, placement=None, block_size=block_size,
-                   seed=0 if seed is None else seed, watermark=watermark, admission=admission,
+                   seed=(None if rules == "vllm-v1" else 0) if seed is None else seed, watermark=watermark, admission=admission,
                    preemption=preemption, cpu_blocks=cpu_blocks,
                    shared_prefix=shared_prefix or 0)  # fmt: skip
 

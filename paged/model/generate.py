@@ -57,6 +57,7 @@ class GenerateResult:
     trace: tuple[StepRecord, ...]  # with the memory map of every step if record_layout=True
     shared_prefix: int = 0  # prompt tokens held once by every request (share_prefix=True)
     copies: int = 0  # blocks copied on write
+    rules: str = "course"  # or "vllm-v1" (paged.scheduler_config)
 
     @property
     def tokens_per_s(self) -> float:
@@ -116,12 +117,14 @@ def blocks_for_all(final_lens: list[int], block_size: int) -> int:
     return num_blocks
 
 
-def scheduler_options(policy: str, block_size: int, shared_prefix: int = 0) -> tuple[str, dict]:
+def scheduler_options(policy: str, block_size: int, shared_prefix: int = 0,
+                      rules: str = "course") -> tuple[str, dict]:  # fmt: skip
     """The scheduler's policy and options for `policy`: "max" runs as "oracle" (prompt_len +
     max_new_tokens is what each request may reach, so that is what it reserves)."""
     if policy == "paged":
-        return "paged", dict(block_size=block_size, shared_prefix=shared_prefix)
-    return "oracle", dict(placement="first_fit")
+        shared = dict(shared_prefix=shared_prefix) if shared_prefix else {}
+        return "paged", dict(block_size=block_size, rules=rules, **shared)
+    return "oracle", dict(placement="first_fit", rules=rules)
 
 
 def generate(
@@ -137,6 +140,8 @@ def generate(
     preemption: str = "recompute",
     share_prefix: bool = False,
     record_layout: bool = False,
+    rules: str = "course",
+    max_num_batched_tokens: int | None = None,
 ) -> GenerateResult:
     """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
 
@@ -146,7 +151,8 @@ def generate(
     instead of the template's default one. max_num_seqs: a cap on requests running together.
     preemption: "recompute" only (swapping is a simulator feature here). share_prefix: hold the
     prompts' common first tokens once ("paged" only). record_layout: keep every step's memory
-    map in `.trace` (for drawings).
+    map in `.trace` (for drawings). rules: "course", or "vllm-v1" to schedule by vLLM V1's rules
+    (`paged.scheduler_config`), with `max_num_batched_tokens` its per-step token budget.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
@@ -169,16 +175,17 @@ def generate(
     if kv_slots is None:
         kv_slots = sum(final_lens)
         if policy == "paged":
-            kv_slots = blocks_for_all(final_lens, block_size) * block_size
+            null = rules == "vllm-v1"  # vLLM's null block is one of the pool's blocks
+            kv_slots = (blocks_for_all(final_lens, block_size) + null) * block_size
 
     kv_slots = require_int("kv_slots", kv_slots, at_least=1)
     requests = [Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p))
                 for i, p in enumerate(ids)]  # fmt: skip
     shared = common_prefix_len(ids) if share_prefix else 0
-    sched_policy, options = scheduler_options(policy, block_size, shared)
+    sched_policy, options = scheduler_options(policy, block_size, shared, rules)
     options |= dict(kv_slots=kv_slots, max_seq_len=model.config.context_length,
                     max_num_seqs=max_num_seqs, eos_token_id=model.config.eos_token_id,
-                    prefill_samples=True)  # fmt: skip
+                    prefill_samples=True, max_num_batched_tokens=max_num_batched_tokens)  # fmt: skip
     # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
     scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
     pool = KVPool(model, scheduler.pool.num_slots, scheduler.pool.block_size)
@@ -203,4 +210,5 @@ def generate(
         trace=trace,
         shared_prefix=scheduler.shared_prefix,
         copies=served.copies,
+        rules=rules,
     )

@@ -1,0 +1,106 @@
+"""Two serving runs of the same requests side by side, step by step: the course's and an engine's.
+
+`compare(course, engine)` reads two results that hold `paged.trace.StepRecord`s with the memory
+map of every step (the course's `paged.model.generate(..., record_layout=True)` and
+`paged.engines.vllm.generate`) and says where they agree: the tokens, the running requests and
+free blocks after every step, who was preempted when, and the first step where they part. Free
+blocks are counted from each step's block tables (distinct blocks held), so both sides are
+counted the same way; the null block is neither held nor free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..text import msg
+
+
+def held_blocks(record) -> int:
+    """Distinct physical blocks that the step's block tables hold."""
+    return len({b for _, table, _ in record.layout.tables for b in table})
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """What two runs of the same requests did, step by step."""
+
+    names: tuple[str, str]
+    same_tokens: bool
+    running: tuple[tuple[int, ...], tuple[int, ...]]  # requests running after each step
+    free_blocks: tuple[tuple[int, ...], tuple[int, ...]]  # usable blocks free after each step
+    preempted: tuple[tuple[tuple[int, tuple], ...], ...]  # ((step, ids), ...) per side
+    peak_batch: tuple[int, int]
+
+    @property
+    def steps(self) -> tuple[int, int]:
+        return len(self.running[0]), len(self.running[1])
+
+    @property
+    def agreeing_steps(self) -> int:
+        """Steps after which both ran as many requests and held as many blocks."""
+        pairs = zip(zip(*self.running), zip(*self.free_blocks), strict=False)
+        return sum(r[0] == r[1] and f[0] == f[1] for r, f in pairs)
+
+    @property
+    def first_difference(self) -> int | None:
+        """The first step whose running count, free blocks or victims differ (None: none)."""
+        victims = [dict(p) for p in self.preempted]
+        for t in range(max(self.steps)):
+            sides = [(run[t] if t < len(run) else None, free[t] if t < len(free) else None,
+                      v.get(t, ())) for run, free, v in zip(self.running, self.free_blocks,
+                                                             victims, strict=True)]  # fmt: skip
+            if sides[0] != sides[1]:
+                return t
+        return None
+
+    def summary_lines(self) -> list[str]:
+        """A table of the two runs, then where they part."""
+        a, b = self.names
+        lines = [f"{a:>41} {b:>16}"]
+        rows = [(PEAK, *self.peak_batch), (STEPS, *self.steps),
+                (PREEMPTIONS, *(sum(len(ids) for _, ids in p) for p in self.preempted))]
+        lines += [f"{str(name):24s} {x!s:>16} {y!s:>16}" for name, x, y in rows]
+        for name, p in zip(self.names, self.preempted, strict=True):
+            victims = " ".join(f"{t}:{','.join(map(str, ids))}" for t, ids in p) or "-"
+            lines.append(VICTIMS.format(name=name, victims=victims))
+        lines.append(AGREE.format(n=self.agreeing_steps, total=max(self.steps)))
+        t = self.first_difference
+        lines.append(str(SAME_ALL) if t is None else FIRST_DIFF.format(step=t))
+        return lines
+
+
+def compare(course, engine, names=("course", "vLLM")) -> SideBySide:
+    """Set two results (tokens, trace with layouts, a pool of `num_usable` blocks) side by side."""
+    sides = (course, engine)
+    for side, name in zip(sides, names, strict=True):
+        if any(s.layout is None for s in side.trace):
+            raise ValueError(f"{name}'s trace has no memory maps: run it with record_layout=True")
+    usable = [_usable_blocks(side) for side in sides]
+    return SideBySide(
+        names=tuple(names),
+        same_tokens=course.tokens == engine.tokens,
+        running=tuple(tuple(s.num_running for s in side.trace) for side in sides),
+        free_blocks=tuple(tuple(n - held_blocks(s) for s in side.trace)
+                          for side, n in zip(sides, usable, strict=True)),  # fmt: skip
+        preempted=tuple(tuple((s.step, s.preempted) for s in side.trace if s.preempted)
+                        for side in sides),  # fmt: skip
+        peak_batch=(course.peak_batch, engine.peak_batch),
+    )
+
+
+def _usable_blocks(result) -> int:
+    """Blocks a request can be given: the pool's, less vLLM's null block where there is one."""
+    if hasattr(result, "num_usable_blocks"):
+        return result.num_usable_blocks
+    return result.kv_slots // result.block_size - (result.rules == "vllm-v1")
+
+
+PEAK = msg("peak batch", "최대 배치")
+STEPS = msg("steps", "단계 수")
+PREEMPTIONS = msg("preemptions", "선점 횟수")
+VICTIMS = msg("{name} preempted (step:request): {victims}", "{name}의 선점 (단계:요청): {victims}")
+AGREE = msg("running requests and free blocks agree after {n} of {total} steps",
+            "실행 중인 요청 수와 빈 블록 수가 {total}단계 중 {n}단계에서 같음")  # fmt: skip
+SAME_ALL = msg("no step differs: same running requests, free blocks and victims throughout",
+               "다른 단계 없음: 실행 중인 요청, 빈 블록, 선점된 요청이 처음부터 끝까지 같음")  # fmt: skip
+FIRST_DIFF = msg("the runs first differ after step {step}", "두 실행은 {step}단계 뒤에 처음 갈라짐")
