@@ -175,7 +175,7 @@ def _family(rng):
     return tuple(prompts), bs
 
 
-def _chain(parent_of, block_of=None, partial=False, drop_full=False, kind=list):
+def _chain(parent_of=lambda h, block: h, block_of=None, partial=False, drop_full=False, kind=list):
     """block_hashes with one slip, as a learner would write it."""
 
     def wrong(token_ids, block_size):
@@ -196,10 +196,6 @@ def _chain(parent_of, block_of=None, partial=False, drop_full=False, kind=list):
     return wrong
 
 
-def _by_hash(h, block):
-    return h
-
-
 def _own(ids, i, bs):
     return ids[i * bs : (i + 1) * bs]
 
@@ -214,12 +210,12 @@ _NEIGHBOURS = (
 
 
 MISTAKES = (
-    (_chain(_by_hash, partial=True), msg(
+    (_chain(partial=True), msg(
         "you gave the last, partly filled block a hash too; only full blocks get one (a partial "
         "block is still being written, so no other request can share it).",
         "덜 찬 마지막 블록에도 해시를 주었습니다. 해시는 꽉 찬 블록에만 붙습니다(덜 찬 블록은 "
         "아직 쓰이는 중이라 다른 요청과 나눌 수 없습니다).")),
-    (_chain(_by_hash, drop_full=True), msg(
+    (_chain(drop_full=True), msg(
         "when the prompt ends exactly at a block boundary, its last block is full, and it got no "
         "hash.",
         "프롬프트가 블록 경계에서 딱 끝나면 마지막 블록은 꽉 찬 블록인데, 그 블록에 해시가 "
@@ -235,19 +231,19 @@ MISTAKES = (
         "whole chain.",
         "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
         "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.")),
-    *((_chain(_by_hash, block_of=neighbour), msg(
+    *((_chain(block_of=neighbour), msg(
         "your hashes follow the tokens of a neighbouring block: changing one token of block j "
         "changes a hash before block j, or leaves block j's own hash as it was. Each hash covers "
         "the block_size tokens of its own block.",
         "해시가 이웃 블록의 토큰을 따라갑니다. 블록 j의 토큰 하나를 바꾸면 블록 j보다 앞의 해시가 "
         "바뀌거나, 블록 j 자신의 해시가 그대로입니다. 각 해시는 자기 블록의 토큰 block_size개를 "
         "덮어야 합니다.")) for neighbour in _NEIGHBOURS),
-    (_chain(_by_hash, kind="generator"), msg(
+    (_chain(kind="generator"), msg(
         "your function gives a generator; the caller counts the hashes and indexes them, so the "
         "spec asks for a list.",
         "함수가 generator를 돌려줍니다. 호출하는 쪽은 해시를 세고 인덱스로 꺼내므로, 명세는 "
         "list를 요구합니다.")),
-    (_chain(_by_hash, kind=dict), msg(
+    (_chain(kind=dict), msg(
         "your function returns a dict; the spec asks for a list, one hash per full block, in "
         "block order.",
         "함수가 dict를 반환합니다. 명세가 요구하는 것은 꽉 찬 블록마다 해시 하나씩, 블록 "
