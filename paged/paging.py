@@ -29,7 +29,17 @@ def num_blocks_for(num_tokens: int, block_size: int) -> int:
 class PagedAllocator:
     """A pool of `num_blocks` physical blocks of `block_size` token slots each."""
 
-    def __init__(self, num_blocks: int, block_size: int, *, seed: int | None = None):
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        *,
+        seed: int | None = None,
+        free_to_front: bool = False,
+    ):
+        """`seed` shuffles the free list; `free_to_front` puts freed blocks at its front, the
+        sequence's last block first, as vLLM V1's free queue does (`BlockPool.free_blocks`)."""
+        self.free_to_front = free_to_front
         self.num_blocks = require_int("num_blocks", num_blocks, at_least=1)
         self.block_size = require_int("block_size", block_size, at_least=1)
         ids = list(range(self.num_blocks))
@@ -158,10 +168,13 @@ class PagedAllocator:
     def free(self, seq_id) -> None:
         """Drop `seq_id`; blocks no other sequence holds go back to the free list."""
         table = self._table(seq_id)
-        for block_id in reversed(table):
+        for block_id in table if self.free_to_front else reversed(table):
             self._ref_counts[block_id] -= 1
             if self._ref_counts[block_id] == 0:
-                self.free_block_ids.append(block_id)
+                if self.free_to_front:
+                    self.free_block_ids.appendleft(block_id)
+                else:
+                    self.free_block_ids.append(block_id)
         del self._tables[seq_id], self._num_tokens[seq_id]
 
     # ---- internals -----------------------------------------------------------------------

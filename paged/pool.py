@@ -86,7 +86,10 @@ class PagedPool:
 
     def __init__(self, config):
         c = config
-        self.allocator = PagedAllocator(c.num_blocks, c.block_size, seed=c.seed)
+        # vLLM V1's free queue takes freed blocks back at its front
+        self.allocator = PagedAllocator(
+            c.num_blocks, c.block_size, seed=c.seed, free_to_front=c.null_block
+        )
         self.null_block = c.null_block
         if c.null_block:  # vLLM's block 0: held by no sequence, never handed out
             self.allocator.reserve(0)

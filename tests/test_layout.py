@@ -16,8 +16,21 @@ PAGED = ROOT / "paged"
 # them build on them; drawings sit above what they draw; course tooling above everything.
 LEVELS = [
     (0, ("paged.errors", "paged.text", "paged.facts")),
-    (1, ("paged.kv", "paged.workloads", "paged.contiguous", "paged.paging", "paged.trace",
-         "paged.step", "paged.pool", "paged.scheduler_config", "paged.admission")),
+    (
+        1,
+        (
+            "paged.kv",
+            "paged.workloads",
+            "paged.contiguous",
+            "paged.paging",
+            "paged.trace",
+            "paged.step",
+            "paged.pool",
+            "paged.scheduler_config",
+            "paged.admission",
+            "paged.prefix_cache",
+        ),
+    ),
     (2, ("paged.scheduler",)),
     (3, ("paged.simulator", "paged.experiments", "paged.preemption_cost")),
     (4, ("paged.attention",)),
@@ -27,16 +40,34 @@ LEVELS = [
     (8, ("paged.course",)),
     (9, ("paged",)),  # the package itself: importing from it runs everything
 ]
-TAUGHT = {"kv", "workloads", "contiguous", "paging", "trace", "step", "pool", "admission",
-          "scheduler_config",
-          "scheduler", "simulator", "experiments", "preemption_cost", "facts",
-          "errors", "text"}  # fmt: skip
+TAUGHT = {
+    "kv",
+    "workloads",
+    "contiguous",
+    "paging",
+    "trace",
+    "step",
+    "pool",
+    "admission",
+    "prefix_cache",
+    "scheduler_config",
+    "scheduler",
+    "simulator",
+    "experiments",
+    "preemption_cost",
+    "facts",
+    "errors",
+    "text",
+}
 PACKAGES = {"attention", "model", "exercises", "viz", "gpu", "engines", "course"}
 
 
 def level(module: str) -> int:
-    best = max((p for _, ps in LEVELS for p in ps if module == p or module.startswith(p + ".")),
-               key=len, default=None)  # fmt: skip
+    best = max(
+        (p for _, ps in LEVELS for p in ps if module == p or module.startswith(p + ".")),
+        key=len,
+        default=None,
+    )
     if best is None:
         raise AssertionError(f"{module} has no level: add it to LEVELS")
     return next(lv for lv, ps in LEVELS if best in ps)
@@ -62,8 +93,10 @@ def imports(path: Path) -> set[str]:
             else:
                 name = node.module or ""
             if name.startswith("paged"):  # `from X import a`: X.a if that is a module, else X
-                out |= {f"{name}.{a.name}" if _is_module(f"{name}.{a.name}") else name
-                        for a in node.names}  # fmt: skip
+                out |= {
+                    f"{name}.{a.name}" if _is_module(f"{name}.{a.name}") else name
+                    for a in node.names
+                }
     return {m for m in out if _is_module(m)} - {me}
 
 
@@ -82,8 +115,9 @@ def test_top_of_paged_holds_the_taught_modules_and_the_packages():
     assert {p.name for p in PAGED.iterdir() if (p / "__init__.py").exists()} == PACKAGES
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.endswith("__init__")
-                                          and m != "paged"), ids=str)  # fmt: skip
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if not m.endswith("__init__") and m != "paged"), ids=str
+)
 def test_no_import_runs_back_up(module):
     # A package's __init__ may re-export what lies inside it, and paged/__init__ everything.
     up = sorted(m for m in GRAPH[module] if level(m) > level(module))
@@ -95,7 +129,7 @@ def test_no_circles():
 
     def visit(m):
         if m in stack:
-            raise AssertionError(" -> ".join(stack[stack.index(m):] + [m]))
+            raise AssertionError(" -> ".join(stack[stack.index(m) :] + [m]))
         if m in seen:
             return
         stack.append(m)
@@ -117,8 +151,11 @@ def test_modules_say_what_they_are_for(path):
 
 
 def test_nothing_in_paged_imports_the_course_tooling():
-    users = sorted(m for m, deps in GRAPH.items() if not m.startswith("paged.course")
-                   and any(d.startswith("paged.course") for d in deps))  # fmt: skip
+    users = sorted(
+        m
+        for m, deps in GRAPH.items()
+        if not m.startswith("paged.course") and any(d.startswith("paged.course") for d in deps)
+    )
     assert not users, f"course/ is the top floor, yet these import it: {users}"
 
 
