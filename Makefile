@@ -48,6 +48,7 @@ lab-ko: setup
 
 lint: setup
 	$(BIN)/ruff check paged tests notebooks
+	$(BIN)/ruff format --check paged tests
 
 # The tests come in three commands (README, "Tests"); each uses every core: pytest-xdist runs
 # JOBS workers and keeps all the cells of one notebook on one worker (--dist loadfile).

@@ -29,10 +29,14 @@ def compare_policies(
     """The same requests served under each policy (`block_size` is paging's, `placement` the
     contiguous arena's)."""
     return {
-        p: simulate(requests, p, kv_slots=kv_slots,
-                    **(dict(block_size=block_size) if p == "paged" else dict(placement=placement)))
+        p: simulate(
+            requests,
+            p,
+            kv_slots=kv_slots,
+            **(dict(block_size=block_size) if p == "paged" else dict(placement=placement)),
+        )
         for p in policies
-    }  # fmt: skip
+    }
 
 
 @dataclass(frozen=True)
@@ -130,8 +134,10 @@ def sampling_sharing(
     requests: list[Request], num_samples: int, *, block_size: int = 16
 ) -> SamplingSharing:
     """`blocks_held_by_samples` with and without sharing, side by side."""
-    held = [blocks_held_by_samples(requests, num_samples, block_size=block_size, share=share)
-            for share in (True, False)]  # fmt: skip
+    held = [
+        blocks_held_by_samples(requests, num_samples, block_size=block_size, share=share)
+        for share in (True, False)
+    ]
     return SamplingSharing(num_samples, *held)
 
 
@@ -144,8 +150,9 @@ def _stand_in_logits(rng: np.random.Generator, logit_scale: float, rows: int) ->
     return logit_scale * rng.standard_normal((rows, SCORE_VOCAB))
 
 
-def stand_in_top_probability(logit_scale: float, *, rng: np.random.Generator,
-                             samples: int = 10_000) -> float:  # fmt: skip
+def stand_in_top_probability(
+    logit_scale: float, *, rng: np.random.Generator, samples: int = 10_000
+) -> float:
     """How peaked the stand-in model is: its likeliest token's probability, on average."""
     z = _stand_in_logits(rng, require_positive("logit_scale", logit_scale), samples)
     p = np.exp(z - z.max(axis=1, keepdims=True))

@@ -97,9 +97,12 @@ class CostModel:
     def describe(self) -> str:
         """One line: which parameter set this is and its three fitted/assumed numbers."""
         name = {CostModel(): FITTED, CostModel.modern_host(): MODERN}.get(self, CUSTOM)
-        return DESCRIBE.format(name=str(name), gbps=self.pcie_bytes_per_s / 1e9,
-                               latency_us=1e6 * self.transfer_latency_s,
-                               rate=self.prefill_tokens_per_s)  # fmt: skip
+        return DESCRIBE.format(
+            name=str(name),
+            gbps=self.pcie_bytes_per_s / 1e9,
+            latency_us=1e6 * self.transfer_latency_s,
+            rate=self.prefill_tokens_per_s,
+        )
 
     def transfers(self, num_blocks: int) -> int:
         """cudaMemcpyAsync calls to move `num_blocks` blocks one way (per layer, K and V)."""

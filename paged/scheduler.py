@@ -36,8 +36,9 @@ class Scheduler:
     """One serving run, advanced a phase at a time (`schedule` / `postprocess`) or a step at a
     time when simulated (`step`, `run`)."""
 
-    def __init__(self, requests: list[Request], policy: str, *, record_layout: bool = False,
-                 **options):  # fmt: skip
+    def __init__(
+        self, requests: list[Request], policy: str, *, record_layout: bool = False, **options
+    ):
         """`options` are `SchedulerConfig.settle`'s: kv_slots (required), block_size, placement,
         watermark, admission, preemption, max_num_seqs, shared_prefix, eos_token_id, ..."""
         self.config = c = SchedulerConfig.settle(policy, **options)
@@ -111,9 +112,12 @@ class Scheduler:
                 return decode
             prefill = self._schedule_prefill()
             self._decoded = self._prefill = replace(
-                prefill, phase="mixed", runs=decode.runs + prefill.runs,
-                preempted=decode.preempted, copies=decode.copies + prefill.copies,
-            )  # fmt: skip
+                prefill,
+                phase="mixed",
+                runs=decode.runs + prefill.runs,
+                preempted=decode.preempted,
+                copies=decode.copies + prefill.copies,
+            )
             return self._prefill
         if self._decode_finished is None:
             raise RuntimeError(f"step {self.step_index}: postprocess its decode phase first")
@@ -163,9 +167,14 @@ class Scheduler:
         self._admitted = tuple(r.req_id for r in admitted)
         runs = tuple(self._run_of(r, self.shared_prefix, sample) for r in admitted)
         self._prefill = Step(
-            decoded.index, "prefill", runs, len(self.running),
-            copies=tuple(copies), prefix=prefix, swapped_in=swapped_in,
-        )  # fmt: skip
+            decoded.index,
+            "prefill",
+            runs,
+            len(self.running),
+            copies=tuple(copies),
+            prefix=prefix,
+            swapped_in=swapped_in,
+        )
         return self._prefill
 
     def _record(self, step: Step, finished: tuple) -> StepRecord:
@@ -210,8 +219,9 @@ class Scheduler:
         held, out = self._held(r), self.output_ids[r.req_id]
         ids = None if r.prompt_token_ids is None else (r.prompt_token_ids + tuple(out))[start:held]
         sample = sample and len(out) <= self.generated[r.req_id]
-        return SeqRun(r.req_id, start, held - start, ids, tuple(self.pool.block_table(r.req_id)),
-                      sample)  # fmt: skip
+        return SeqRun(
+            r.req_id, start, held - start, ids, tuple(self.pool.block_table(r.req_id)), sample
+        )
 
     # ---- decode: grow, preempting when the pool runs dry -------------------------------------
     def _grow(self) -> tuple[tuple, list]:

@@ -62,8 +62,15 @@ SIM_POLICIES = (*POLICIES, "paged")
 RULES = ("course", "vllm-v1")
 ADMISSION_RULES = ("greedy", "hold")
 PREEMPTION_MODES = ("recompute", "swap")
-_PAGED_ONLY = ("block_size", "seed", "watermark", "admission", "preemption", "cpu_blocks",
-               "shared_prefix")  # fmt: skip
+_PAGED_ONLY = (
+    "block_size",
+    "seed",
+    "watermark",
+    "admission",
+    "preemption",
+    "cpu_blocks",
+    "shared_prefix",
+)
 DEFAULT_WATERMARK = 0.01  # share of the blocks admission keeps free (vLLM V0's default)
 
 
@@ -115,9 +122,16 @@ class SchedulerConfig:
         """Check every option, fill in the defaults; raise ValueError naming a bad value."""
         if policy not in SIM_POLICIES:
             raise ValueError(f"policy must be one of {SIM_POLICIES}, got {policy!r}")
-        given = dict(block_size=block_size, seed=seed, watermark=watermark, admission=admission,
-                     preemption=preemption, cpu_blocks=cpu_blocks, placement=placement,
-                     shared_prefix=shared_prefix)  # fmt: skip
+        given = dict(
+            block_size=block_size,
+            seed=seed,
+            watermark=watermark,
+            admission=admission,
+            preemption=preemption,
+            cpu_blocks=cpu_blocks,
+            placement=placement,
+            shared_prefix=shared_prefix,
+        )
         for name in ("placement",) if policy == "paged" else _PAGED_ONLY:
             if given[name] is not None:
                 kind = "a contiguous policy" if name == "placement" else "policy 'paged'"
@@ -131,16 +145,23 @@ class SchedulerConfig:
             vllm_v1_refusals(policy, preemption, admission, shared_prefix)
             watermark, prefill_samples = watermark or 0.0, True
         if max_num_batched_tokens is not None:
-            max_num_batched_tokens = require_int("max_num_batched_tokens", max_num_batched_tokens,
-                                                 at_least=1)  # fmt: skip
+            max_num_batched_tokens = require_int(
+                "max_num_batched_tokens", max_num_batched_tokens, at_least=1
+            )
         if eos_token_id is not None:
             eos_token_id = require_int("eos_token_id", eos_token_id, at_least=0)
         if not isinstance(prefill_samples, bool):
             raise ValueError(f"prefill_samples must be True or False, got {prefill_samples!r}")
-        common = dict(policy=policy, kv_slots=kv_slots, max_seq_len=max_seq_len,
-                      max_num_seqs=max_num_seqs, eos_token_id=eos_token_id,
-                      prefill_samples=prefill_samples, rules=rules,
-                      max_num_batched_tokens=max_num_batched_tokens)  # fmt: skip
+        common = dict(
+            policy=policy,
+            kv_slots=kv_slots,
+            max_seq_len=max_seq_len,
+            max_num_seqs=max_num_seqs,
+            eos_token_id=eos_token_id,
+            prefill_samples=prefill_samples,
+            rules=rules,
+            max_num_batched_tokens=max_num_batched_tokens,
+        )
         if policy != "paged":
             placement = "first_fit" if placement is None else placement
             if placement not in PLACEMENTS:
@@ -158,10 +179,11 @@ class SchedulerConfig:
         if shared_prefix is not None:
             shared_prefix = require_int("shared_prefix", shared_prefix, at_least=0)
             if shared_prefix and preemption == "swap":
-                raise ValueError(f"shared_prefix={shared_prefix!r} works with recomputation only:"
-                                 " a swapped request would take shared blocks with it")  # fmt: skip
-        block_size = require_int("block_size", 16 if block_size is None else block_size,
-                                 at_least=1)  # fmt: skip
+                raise ValueError(
+                    f"shared_prefix={shared_prefix!r} works with recomputation only:"
+                    " a swapped request would take shared blocks with it"
+                )
+        block_size = require_int("block_size", 16 if block_size is None else block_size, at_least=1)
         if block_size > kv_slots:
             raise ValueError(f"block_size {block_size} exceeds kv_slots {kv_slots}")
         watermark = DEFAULT_WATERMARK if watermark is None else watermark
@@ -170,10 +192,17 @@ class SchedulerConfig:
         if preemption == "swap":  # §4.5: swap space bounded by the GPU's KV blocks
             num = kv_slots // block_size if cpu_blocks is None else cpu_blocks
             cpu_blocks = require_int("cpu_blocks", num, at_least=1)
-        return cls(**common, placement=None, block_size=block_size,
-                   seed=(None if rules == "vllm-v1" else 0) if seed is None else seed, watermark=watermark, admission=admission,
-                   preemption=preemption, cpu_blocks=cpu_blocks,
-                   shared_prefix=shared_prefix or 0)  # fmt: skip
+        return cls(
+            **common,
+            placement=None,
+            block_size=block_size,
+            seed=(None if rules == "vllm-v1" else 0) if seed is None else seed,
+            watermark=watermark,
+            admission=admission,
+            preemption=preemption,
+            cpu_blocks=cpu_blocks,
+            shared_prefix=shared_prefix or 0,
+        )
 
     @property
     def num_blocks(self) -> int:
@@ -198,8 +227,11 @@ class SchedulerConfig:
         """Refuse duplicate ids, prompts that do not share the shared prefix, and any request
         that could never run, even alone (`KVBudgetTooSmall`)."""
         ids = set()
-        prefixes = {r.prompt_token_ids[: self.shared_prefix] for r in requests
-                    if self.shared_prefix and r.prompt_token_ids is not None}  # fmt: skip
+        prefixes = {
+            r.prompt_token_ids[: self.shared_prefix]
+            for r in requests
+            if self.shared_prefix and r.prompt_token_ids is not None
+        }
         if len(prefixes) > 1:
             raise PrefixMismatch(
                 f"shared_prefix={self.shared_prefix}, but the prompts' first "
@@ -246,10 +278,14 @@ def vllm_v1_refusals(policy, preemption, admission, shared_prefix) -> None:
     if policy != "paged":
         raise ValueError(f"rules='vllm-v1' needs policy 'paged', got {policy!r}")
     if preemption not in (None, "recompute"):
-        raise ValueError(f"rules='vllm-v1' preempts by recomputation (V1 has no swapping), "
-                         f"got preemption={preemption!r}")  # fmt: skip
+        raise ValueError(
+            f"rules='vllm-v1' preempts by recomputation (V1 has no swapping), "
+            f"got preemption={preemption!r}"
+        )
     if admission not in (None, "greedy"):
         raise ValueError(f"rules='vllm-v1' admits greedily, got admission={admission!r}")
     if shared_prefix:
-        raise ValueError(f"rules='vllm-v1' shares prompts by prefix caching, not by forks: "
-                         f"shared_prefix={shared_prefix!r} does not apply")  # fmt: skip
+        raise ValueError(
+            f"rules='vllm-v1' shares prompts by prefix caching, not by forks: "
+            f"shared_prefix={shared_prefix!r} does not apply"
+        )

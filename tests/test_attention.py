@@ -79,10 +79,10 @@ def split_for(variant, split):
 
 
 F32, F16 = torch.float32, torch.float16
-BOUNDARY_CASES = [("baseline", d, s, b) for d in (F32, F16) for s in (False, True)
-                  for b in (1, 4, 16, 64)]  # fmt: skip
-BOUNDARY_CASES += [(v, d, s, b) for v in OTHERS
-                   for d, s, b in ((F32, True, 1), (F16, False, 16))]  # fmt: skip
+BOUNDARY_CASES = [
+    ("baseline", d, s, b) for d in (F32, F16) for s in (False, True) for b in (1, 4, 16, 64)
+]
+BOUNDARY_CASES += [(v, d, s, b) for v in OTHERS for d, s, b in ((F32, True, 1), (F16, False, 16))]
 
 
 @pytest.mark.parametrize("variant, dtype, split, block_size", BOUNDARY_CASES)
@@ -296,13 +296,15 @@ def test_cuda_core_path_with_the_t4_launch(variant, dtype, group):
     cfg = launch_config(T4, 32, group, 32, variant=variant)
     ref = paged_attention_ref(*case)
     for split in dict.fromkeys(split_for(variant, s) for s in (False, True)):
-        out = paged_attention(*case, split=split, partition_size=32, path=cfg.path, tile=cfg.tile,
-                              variant=variant)  # fmt: skip
+        out = paged_attention(
+            *case, split=split, partition_size=32, path=cfg.path, tile=cfg.tile, variant=variant
+        )
         assert_close(out, ref, dtype)
 
 
-@pytest.mark.parametrize("variant, block_size", [("baseline", 1), ("baseline", 64),
-                                                 ("prefetch", 1), ("prefetch", 64)])  # fmt: skip
+@pytest.mark.parametrize(
+    "variant, block_size", [("baseline", 1), ("baseline", 64), ("prefetch", 1), ("prefetch", 64)]
+)
 def test_gpu_tile_and_chunked_merge_under_the_interpreter(variant, block_size):
     """The H100's tile for head_dim 64 (64 tokens), and more segments than one merge chunk."""
     case = make_case([280, 7], block_size, 2, 1, 64, torch.float16, seed=block_size)
@@ -349,9 +351,20 @@ def test_the_balanced_kernel_plans_its_chunks_like_the_python_plan():
     case = make_case(lens, 8, 4, 2, 16, torch.float32, seed=2)
     ran = launch(*case, variant="balanced")
     grid, tile = ran.num_segments, ran.config.tile
-    consts = dict(HEAD_DIM=16, BLOCK_D=16, BLOCK_SIZE=8, GROUP=2, BLOCK_G=16, TILE=tile,
-                  TENSOR_CORES=True, PRECISION="ieee", PREFETCH=False, EXP2=False,
-                  num_warps=4, num_stages=1)  # fmt: skip
+    consts = dict(
+        HEAD_DIM=16,
+        BLOCK_D=16,
+        BLOCK_SIZE=8,
+        GROUP=2,
+        BLOCK_G=16,
+        TILE=tile,
+        TENSOR_CORES=True,
+        PRECISION="ieee",
+        PREFETCH=False,
+        EXP2=False,
+        num_warps=4,
+        num_stages=1,
+    )
     *_, plan, _, _ = launch_balanced(*case, 0.25, consts)
     want = balanced_plan(lens, 2, grid, tile)
     assert plan.tolist() == [[first, count] for first, count, _ in want]
@@ -381,8 +394,9 @@ def test_occupancy_from_registers_and_shared_memory():
     assert programs_per_sm(32, 0, 1) == 32  # capped by the programs an SM can hold
 
 
-@pytest.mark.parametrize("variant, split", [("baseline", False), ("baseline", True),
-                                            ("balanced", None)])  # fmt: skip
+@pytest.mark.parametrize(
+    "variant, split", [("baseline", False), ("baseline", True), ("balanced", None)]
+)
 def test_unchecked_lengths_and_ids_stay_inside_memory(variant, split):
     """check_values=False: a length past the table reads only the table; a -1 id reads block 0."""
     q, k, v, table, lens = make_case([9, 6], 4, 4, 2, 32, torch.float32, seed=8)
@@ -396,8 +410,9 @@ def test_unchecked_lengths_and_ids_stay_inside_memory(variant, split):
     want = paged_attention_ref(q, k, v, filled, torch.tensor([capacity, 6], dtype=torch.int32))
     assert_close(got, want, torch.float32)
     got = paged_attention(q, k, v, holed, lens, **opts)
-    assert_close(got, paged_attention_ref(q, k, v, torch.where(holed >= 0, holed, 0), lens),
-                 torch.float32)  # fmt: skip
+    assert_close(
+        got, paged_attention_ref(q, k, v, torch.where(holed >= 0, holed, 0), lens), torch.float32
+    )
 
 
 # What the interpreter cannot show: the code compiled for sm_75, sm_80 and sm_90, no GPU needed.
@@ -495,10 +510,19 @@ def test_gpu_long_sequences(dtype, block_size):
 @needs_cuda
 @pytest.mark.parametrize(
     "head_dim, group, block_size, dtype",
-    [(64, 1, 1, F16), (64, 4, 16, BF16), (64, 8, 256, F16), (128, 1, 16, BF16),
-     (128, 4, 256, F16), (128, 8, 1, BF16), (256, 1, 256, BF16), (256, 4, 1, F16),
-     (256, 8, 16, BF16), (128, 4, 16, F16)],
-)  # fmt: skip
+    [
+        (64, 1, 1, F16),
+        (64, 4, 16, BF16),
+        (64, 8, 256, F16),
+        (128, 1, 16, BF16),
+        (128, 4, 256, F16),
+        (128, 8, 1, BF16),
+        (256, 1, 256, BF16),
+        (256, 4, 1, F16),
+        (256, 8, 16, BF16),
+        (128, 4, 16, F16),
+    ],
+)
 def test_gpu_head_dims_groups_and_block_sizes(head_dim, group, block_size, dtype):
     if dtype == torch.bfloat16 and torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("bf16 needs compute capability >= 8.0")

@@ -21,13 +21,22 @@ BAD_CALLS = [
     # (what, call, words the message must contain)
     ("next_pow2(0)", lambda: paged.next_pow2(0), "n must be an int >= 1, got 0"),
     ("next_pow2(2.5)", lambda: paged.next_pow2(2.5), "got 2.5"),
-    ("num_blocks_for(5, 0)", lambda: paged.num_blocks_for(5, 0),
-     "block_size must be an int >= 1, got 0"),
-    ("num_blocks_for(-1, 4)", lambda: paged.num_blocks_for(-1, 4),
-     "num_tokens must be an int >= 0, got -1"),
+    (
+        "num_blocks_for(5, 0)",
+        lambda: paged.num_blocks_for(5, 0),
+        "block_size must be an int >= 1, got 0",
+    ),
+    (
+        "num_blocks_for(-1, 4)",
+        lambda: paged.num_blocks_for(-1, 4),
+        "num_tokens must be an int >= 0, got -1",
+    ),
     ("bytes_per_token('opt')", lambda: paged.bytes_per_token("opt"), "spec must be a ModelSpec"),
-    ("kv_slots(.., 'a')", lambda: paged.kv_slots(paged.OPT_13B, "a"),
-     "budget_bytes must be a number"),
+    (
+        "kv_slots(.., 'a')",
+        lambda: paged.kv_slots(paged.OPT_13B, "a"),
+        "budget_bytes must be a number",
+    ),
     ("kv_slots(.., -5)", lambda: paged.kv_slots(paged.OPT_13B, -5), "got -5"),
     ("sharegpt_like(-1)", lambda: paged.sharegpt_like(-1), "n must be a non-negative int, got -1"),
     ("alpaca_like(rate=0)", lambda: paged.alpaca_like(3, rate=0), "rate must be > 0"),
@@ -36,43 +45,82 @@ BAD_CALLS = [
     ("Request(prompt_len=1.5)", lambda: Request(0, 1.5, 1), "got 1.5"),
     ("Request(arrival_time=-1)", lambda: Request(0, 1, 1, -1.0), "arrival_time"),
     ("simulate(policy='lru')", lambda: paged.simulate(ONE, "lru", kv_slots=10), "got 'lru'"),
-    ("simulate(kv_slots=0)", lambda: paged.simulate(ONE, "paged", kv_slots=0),
-     "kv_slots must be an int >= 1, got 0"),
-    ("simulate(max, preemption)",
-     lambda: paged.simulate(ONE, "max", kv_slots=4096, preemption="swap"),
-     "preemption='swap' applies to policy 'paged'"),
-    ("simulate(paged, placement)",
-     lambda: paged.simulate(ONE, "paged", kv_slots=64, placement="buddy"),
-     "placement='buddy' applies to a contiguous policy"),
-    ("simulate(watermark=1)", lambda: paged.simulate(ONE, "paged", kv_slots=64, watermark=1.0),
-     "watermark must be in [0, 1), got 1.0"),
-    ("Scheduler(max_num_seqs=0)", lambda: Scheduler(ONE, "paged", kv_slots=64, max_num_seqs=0),
-     "max_num_seqs must be an int >= 1, got 0"),
-    ("Scheduler(shared_prefix=1)", lambda: Scheduler(ONE, "paged", kv_slots=64, shared_prefix=1),
-     "no token of its own"),
-    ("PagedAllocator(0, 4)", lambda: paged.PagedAllocator(0, 4),
-     "num_blocks must be an int >= 1, got 0"),
-    ("ContiguousAllocator(policy='lru')", lambda: paged.ContiguousAllocator(10, "lru"),
-     "got 'lru'"),
-    ("compare_policies(policies=('lru',))",
-     lambda: experiments.compare_policies(ONE, kv_slots=10, policies=("lru",)),
-     "got 'lru'"),
-    ("block_size_sweep(block_sizes=(0,))",
-     lambda: experiments.block_size_sweep(ONE, kv_slots=100, block_sizes=(0,)),
-     "block_size must be an int >= 1, got 0"),
-    ("blocks_held_by_samples(0 samples)",
-     lambda: experiments.blocks_held_by_samples(ONE, 0, block_size=4),
-     "num_samples must be an int >= 1, got 0"),
-    ("beam_search_steps(block_size=0)",
-     lambda: experiments.beam_search_steps(Request(0, 5, 5), 2, block_size=0),
-     "block_size must be an int >= 1, got 0"),
-    ("beam_search_sharing(width 0)", lambda: experiments.beam_search_sharing([Request(0, 5, 5)], 0),
-     "beam_width must be an int >= 1, got 0"),
-    ("CostModel(pcie_bytes_per_s=0)", lambda: preemption_cost.CostModel(pcie_bytes_per_s=0),
-     "pcie_bytes_per_s"),
-    ("CostModel.swap_time(block_size=0)", lambda: preemption_cost.CostModel().swap_time(1, 0),
-     "block_size must be an int >= 1, got 0"),
-]  # fmt: skip
+    (
+        "simulate(kv_slots=0)",
+        lambda: paged.simulate(ONE, "paged", kv_slots=0),
+        "kv_slots must be an int >= 1, got 0",
+    ),
+    (
+        "simulate(max, preemption)",
+        lambda: paged.simulate(ONE, "max", kv_slots=4096, preemption="swap"),
+        "preemption='swap' applies to policy 'paged'",
+    ),
+    (
+        "simulate(paged, placement)",
+        lambda: paged.simulate(ONE, "paged", kv_slots=64, placement="buddy"),
+        "placement='buddy' applies to a contiguous policy",
+    ),
+    (
+        "simulate(watermark=1)",
+        lambda: paged.simulate(ONE, "paged", kv_slots=64, watermark=1.0),
+        "watermark must be in [0, 1), got 1.0",
+    ),
+    (
+        "Scheduler(max_num_seqs=0)",
+        lambda: Scheduler(ONE, "paged", kv_slots=64, max_num_seqs=0),
+        "max_num_seqs must be an int >= 1, got 0",
+    ),
+    (
+        "Scheduler(shared_prefix=1)",
+        lambda: Scheduler(ONE, "paged", kv_slots=64, shared_prefix=1),
+        "no token of its own",
+    ),
+    (
+        "PagedAllocator(0, 4)",
+        lambda: paged.PagedAllocator(0, 4),
+        "num_blocks must be an int >= 1, got 0",
+    ),
+    (
+        "ContiguousAllocator(policy='lru')",
+        lambda: paged.ContiguousAllocator(10, "lru"),
+        "got 'lru'",
+    ),
+    (
+        "compare_policies(policies=('lru',))",
+        lambda: experiments.compare_policies(ONE, kv_slots=10, policies=("lru",)),
+        "got 'lru'",
+    ),
+    (
+        "block_size_sweep(block_sizes=(0,))",
+        lambda: experiments.block_size_sweep(ONE, kv_slots=100, block_sizes=(0,)),
+        "block_size must be an int >= 1, got 0",
+    ),
+    (
+        "blocks_held_by_samples(0 samples)",
+        lambda: experiments.blocks_held_by_samples(ONE, 0, block_size=4),
+        "num_samples must be an int >= 1, got 0",
+    ),
+    (
+        "beam_search_steps(block_size=0)",
+        lambda: experiments.beam_search_steps(Request(0, 5, 5), 2, block_size=0),
+        "block_size must be an int >= 1, got 0",
+    ),
+    (
+        "beam_search_sharing(width 0)",
+        lambda: experiments.beam_search_sharing([Request(0, 5, 5)], 0),
+        "beam_width must be an int >= 1, got 0",
+    ),
+    (
+        "CostModel(pcie_bytes_per_s=0)",
+        lambda: preemption_cost.CostModel(pcie_bytes_per_s=0),
+        "pcie_bytes_per_s",
+    ),
+    (
+        "CostModel.swap_time(block_size=0)",
+        lambda: preemption_cost.CostModel().swap_time(1, 0),
+        "block_size must be an int >= 1, got 0",
+    ),
+]
 
 
 @pytest.mark.parametrize("what, call, words", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
@@ -105,11 +153,16 @@ STATEFUL = [
     ("fork(onto existing)", _paged, lambda a: a.fork("a", "b"), ValueError, "'b'"),
     ("free(unknown)", _paged, lambda a: a.free("zz"), UnknownSequence, "'zz'"),
     ("slot(out of range)", _paged, lambda a: a.slot("a", 6), ValueError, "position 6"),
-    ("contiguous allocate(prompt 0)", _contiguous,
-     lambda a: a.allocate("b", prompt_len=0, output_len=1), ValueError, "prompt_len"),
+    (
+        "contiguous allocate(prompt 0)",
+        _contiguous,
+        lambda a: a.allocate("b", prompt_len=0, output_len=1),
+        ValueError,
+        "prompt_len",
+    ),
     ("contiguous append past the end", _contiguous, lambda a: a.append("a", 50), ValueError, "50"),
     ("contiguous free(unknown)", _contiguous, lambda a: a.free("zz"), UnknownSequence, "'zz'"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("what, make, call, kind, words", STATEFUL, ids=[c[0] for c in STATEFUL])

@@ -52,8 +52,9 @@ def test_score_survivors_keep_the_best_cumulative_scores():
         assert list(step.scores) == sorted(step.scores, reverse=True)  # kept best first
         assert all(s <= 0 for s in step.scores)  # log-probabilities
         if previous is not None:  # a continuation never scores above the candidate it extends
-            assert all(s <= previous[p] + 1e-12 for s, p in zip(step.scores, step.parents,
-                                                                strict=True))  # fmt: skip
+            assert all(
+                s <= previous[p] + 1e-12 for s, p in zip(step.scores, step.parents, strict=True)
+            )
         previous = step.scores
     assert [s.scores for s in beam_search_steps(Request(0, 5, 4), 2, survivors="random")] == [
         None
@@ -96,12 +97,18 @@ def test_fig15b_is_quoted_width_by_width():
 
 @pytest.mark.parametrize(
     "kwargs, name",
-    [(dict(beam_width=0), "beam_width"), (dict(block_size=0), "block_size"),
-     (dict(seed=-1), "seed"), (dict(survivors="best"), "survivors"),
-     (dict(logit_scale=0), "logit_scale"), (dict(logit_scale=math.nan), "logit_scale"),
-     (dict(logit_scale=True), "logit_scale"), (dict(beam_width=1.5), "beam_width"),
-     (dict(beam_width=SCORE_VOCAB + 1, survivors="score"), "beam_width")],
-)  # fmt: skip
+    [
+        (dict(beam_width=0), "beam_width"),
+        (dict(block_size=0), "block_size"),
+        (dict(seed=-1), "seed"),
+        (dict(survivors="best"), "survivors"),
+        (dict(logit_scale=0), "logit_scale"),
+        (dict(logit_scale=math.nan), "logit_scale"),
+        (dict(logit_scale=True), "logit_scale"),
+        (dict(beam_width=1.5), "beam_width"),
+        (dict(beam_width=SCORE_VOCAB + 1, survivors="score"), "beam_width"),
+    ],
+)
 def test_beam_search_checks_its_arguments_before_the_first_step(kwargs, name):
     args = dict(beam_width=2) | kwargs
     width = args.pop("beam_width")
@@ -112,10 +119,12 @@ def test_beam_search_checks_its_arguments_before_the_first_step(kwargs, name):
 
 
 def test_bad_requests_are_named():
-    for call in (lambda: beam_search_steps((5, 5), 2),
-                 lambda: beam_search_sharing(Request(0, 5, 5), 2),
-                 lambda: beam_search_sharing([Request(0, 5, 5), "r"], 2),
-                 lambda: blocks_held_by_samples([(5, 5)], 2)):  # fmt: skip
+    for call in (
+        lambda: beam_search_steps((5, 5), 2),
+        lambda: beam_search_sharing(Request(0, 5, 5), 2),
+        lambda: beam_search_sharing([Request(0, 5, 5), "r"], 2),
+        lambda: blocks_held_by_samples([(5, 5)], 2),
+    ):
         with pytest.raises(ValueError, match="Request"):
             call()
     with pytest.raises(ValueError, match="empty"):
@@ -126,8 +135,11 @@ def test_blocks_held_by_samples_checks_its_arguments():
     reqs = [Request(0, 13, 1)]
     assert blocks_held_by_samples(reqs, 3, block_size=4) == 3 + 3  # 3 full blocks + 3 private
     assert blocks_held_by_samples([], 3) == 0
-    for kwargs, name in ((dict(num_samples=0), "num_samples"), (dict(block_size=0), "block_size"),
-                         (dict(share="yes"), "share")):  # fmt: skip
+    for kwargs, name in (
+        (dict(num_samples=0), "num_samples"),
+        (dict(block_size=0), "block_size"),
+        (dict(share="yes"), "share"),
+    ):
         args = dict(num_samples=3) | kwargs
         with pytest.raises(ValueError, match=name):
             blocks_held_by_samples(reqs, args.pop("num_samples"), **args)

@@ -55,16 +55,28 @@ def fake_timer(fn):
     return 2.0  # ms
 
 
-TINY = dict(batch=2, seq_len=20, num_q_heads=4, num_kv_heads=2, head_dim=32, timer=fake_timer,
-            device=DEVICE, compile_flex=False)  # fmt: skip
+TINY = dict(
+    batch=2,
+    seq_len=20,
+    num_q_heads=4,
+    num_kv_heads=2,
+    head_dim=32,
+    timer=fake_timer,
+    device=DEVICE,
+    compile_flex=False,
+)
 
 
 def test_run_writes_rows_csv_and_png(tmp_path, monkeypatch):
     seen = []
     rows = bench.run(
-        **TINY, block_sizes=(1, 16), sweep=dict(tile=(16,), num_warps=(2, 4)),
-        variants=("baseline", "balanced"), shapes=("uniform", "mixed"), on_row=seen.append,
-    )  # fmt: skip
+        **TINY,
+        block_sizes=(1, 16),
+        sweep=dict(tile=(16,), num_warps=(2, 4)),
+        variants=("baseline", "balanced"),
+        shapes=("uniform", "mixed"),
+        on_row=seen.append,
+    )
     variants = [(r["variant"], r.get("kernel"), r["shape"], r["block_size"]) for r in rows]
     assert variants == [
         ("triton_paged_shuffled", None, "uniform", 16),  # the headline first
@@ -91,8 +103,11 @@ def test_run_writes_rows_csv_and_png(tmp_path, monkeypatch):
     assert mixed and max(mixed) < bench.kv_bytes(2, 20, 2, 32, torch.float16)  # shorter ones
     # Same fake time everywhere: every variant is 1.0x the baseline and 1.0x FlexAttention.
     assert {r["speedup_vs_baseline"] for r in rows if r["variant"] == "triton_variant"} == {1.0}
-    assert {r.get("speedup_vs_flex") for r in timed if r["shape"] == "uniform"
-            and r["variant"] == "triton_variant"} == {1.0}  # fmt: skip
+    assert {
+        r.get("speedup_vs_flex")
+        for r in timed
+        if r["shape"] == "uniform" and r["variant"] == "triton_variant"
+    } == {1.0}
     if DEVICE == "cpu":  # the pinned flash backend needs a GPU: a reason instead of a time
         sdpa = rows[7]
         assert "time_ms" not in sdpa and "needs a CUDA GPU" in sdpa["note"]

@@ -46,8 +46,12 @@ SHOTS = ROOT / "test-output" / "browser"
 # widgets), and one interaction per widget kind (the copy-on-write explorer of chapter 8 is
 # chapter 3's block-table explorer, so the Korean run does chapters 2, 3, 4 and 9).
 ENGLISH = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-KOREAN = ["02_contiguous_allocation.ipynb", "03_paging.ipynb", "04_head_to_head.ipynb",
-          "09_when_blocks_run_out.ipynb"]  # fmt: skip
+KOREAN = [
+    "02_contiguous_allocation.ipynb",
+    "03_paging.ipynb",
+    "04_head_to_head.ipynb",
+    "09_when_blocks_run_out.ipynb",
+]
 CHAPTERS = ENGLISH + [f"ko/{name}" for name in KOREAN]
 STARTUP_S = 90  # JupyterLab's first start with a cold disk cache
 CHAPTER_S = 300  # run-all of the slowest chapter takes ~15 s here
@@ -121,11 +125,17 @@ class Lab:
             IPYTHONDIR=str(jupyter / "ipython"),
         )
         cmd = [
-            sys.executable, "-m", "jupyter", "lab", "--no-browser",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
-            "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
-        ]  # fmt: skip
+        ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -371,8 +381,9 @@ def _preempt_and_swap(page, widget, lang) -> None:
     text = counters.inner_text()
     assert _said(lang, T.STEP_N, step=100) + " " in text
     assert _said(lang, T.SWAPPED_OUT_BLOCKS) in text
-    _changes_drawing(page, widget, _button(widget, lang, T.STEP).click,
-                     f"{lang}_preemption_explorer")  # fmt: skip
+    _changes_drawing(
+        page, widget, _button(widget, lang, T.STEP).click, f"{lang}_preemption_explorer"
+    )
     assert _said(lang, T.STEP_N, step=110) + " " in counters.inner_text()
 
 

@@ -46,8 +46,9 @@ print(json.dumps({"setup_outputs": setup.outputs, "cells": len(nb.cells)}))
 
 
 def _python_json(python: Path, code: str, env: dict, cwd: Path) -> dict:
-    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=900)
+    done = subprocess.run(
+        [str(python), "-c", code], capture_output=True, text=True, env=env, cwd=cwd, timeout=900
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -70,9 +71,12 @@ def runtime(colab_python, tmp_path_factory):
     subprocess.run([str(colab_python), "-m", "venv", "--without-pip", str(child)], check=True)
     python = child / "bin" / "python"
     purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    parent_lib, child_lib = (subprocess.run([str(p), "-c", purelib], capture_output=True,
-                                            text=True, check=True).stdout.strip()
-                             for p in (colab_python, python))
+    parent_lib, child_lib = (
+        subprocess.run(
+            [str(p), "-c", purelib], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for p in (colab_python, python)
+    )
     (Path(child_lib) / "colab.pth").write_text(f"import site; site.addsitedir({parent_lib!r})\n")
     (tmp / "stub" / "google" / "colab").mkdir(parents=True)  # google stays a namespace package
     (tmp / "stub" / "google" / "colab" / "__init__.py").write_text('"""Stand-in for Colab."""\n')
@@ -83,21 +87,42 @@ def runtime(colab_python, tmp_path_factory):
     source = _mkdir(tmp / "checkout")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "paged", source / "paged",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(
+        ROOT / "paged", source / "paged", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
     kernel = tmp / "jupyter" / "kernels" / "colab-like"
     kernel.mkdir(parents=True)
-    (kernel / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Colab-like", "language": "python"}))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PAGED_", "PYTHON", "VIRTUAL_ENV", "JUPYTER"))}
-    env.update(PYTHONPATH=str(tmp / "stub"), PAGED_INSTALL_SOURCE=str(source),
-               PATH=f"{tmp / 'bin'}{os.pathsep}{env.get('PATH', '')}", MPLBACKEND="Agg",
-               JUPYTER_PATH=str(tmp / "jupyter"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    (kernel / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Colab-like",
+                "language": "python",
+            }
+        )
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PAGED_", "PYTHON", "VIRTUAL_ENV", "JUPYTER"))
+    }
+    env.update(
+        PYTHONPATH=str(tmp / "stub"),
+        PAGED_INSTALL_SOURCE=str(source),
+        PATH=f"{tmp / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        MPLBACKEND="Agg",
+        JUPYTER_PATH=str(tmp / "jupyter"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
     work = _mkdir(tmp / "work")  # the kernel's cwd: not this checkout, so `import paged` must fail
-    return {"python": python, "lib": Path(child_lib), "env": env, "work": work,
-            "source": source, "apt_log": apt_log}
+    return {
+        "python": python,
+        "lib": Path(child_lib),
+        "env": env,
+        "work": work,
+        "source": source,
+        "apt_log": apt_log,
+    }
 
 
 def _mkdir(path: Path) -> Path:
@@ -115,8 +140,14 @@ def test_setup_cell_installs_only_the_course_and_the_chapter_runs(runtime):
 
     driver = work / "driver.py"
     driver.write_text(_DRIVER)
-    done = subprocess.run([str(py), str(driver), str(CHAPTER), str(work)], capture_output=True,
-                          text=True, env=env, cwd=work, timeout=1200)
+    done = subprocess.run(
+        [str(py), str(driver), str(CHAPTER), str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=work,
+        timeout=1200,
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     ran = json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -135,8 +166,14 @@ def test_setup_cell_installs_only_the_course_and_the_chapter_runs(runtime):
     assert {k: v for k, v in after["dists"].items() if k != "paged"} == before["dists"]
     added = {p.name for p in runtime["lib"].iterdir()} - lib_before
     assert {n.split("-")[0].split(".")[0] for n in added} == {"paged"}, added
-    where = subprocess.run([str(py), "-c", "import paged; print(paged.__file__)"], env=env,
-                           cwd=work, capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        [str(py), "-c", "import paged; print(paged.__file__)"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert Path(where.strip()).is_relative_to(runtime["lib"])
 
     # A Korean font: apt-get ran only if none was installed.
@@ -155,8 +192,13 @@ def test_setup_cell_names_a_missing_package(runtime):
     (broken / "ipywidgets" / "__init__.py").write_text("raise ImportError('gone')\n")
     env = runtime["env"] | {"PYTHONPATH": f"{broken}{os.pathsep}{runtime['env']['PYTHONPATH']}"}
     code = f"import google.colab\nexec({course.setup_cell()!r})"
-    done = subprocess.run([str(runtime["python"]), "-c", code], capture_output=True, text=True,
-                          env=env, cwd=runtime["work"], timeout=600)
+    done = subprocess.run(
+        [str(runtime["python"]), "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=runtime["work"],
+        timeout=600,
+    )
     assert done.returncode != 0
     assert "The course needs ipywidgets" in done.stderr and "%pip install ipywidgets" in done.stderr
-

@@ -34,13 +34,20 @@ def checkout(tmp_path):
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess:
     # As a publisher runs it: the script alone, before anything is installed.
-    return subprocess.run([sys.executable, str(root / "paged" / "course" / "colab.py"), *args],
-                          capture_output=True, text=True, cwd=root)
+    return subprocess.run(
+        [sys.executable, str(root / "paged" / "course" / "colab.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def test_repo_command_repoints_every_notebook_idempotently(checkout):
@@ -62,7 +69,7 @@ def test_repo_command_repoints_every_notebook_idempotently(checkout):
     everything = b"".join(_snapshot(checkout).values()).decode()
     # the old name is gone from every link, README included
     assert f"/{course.REPO}/blob/" not in everything
-    assert f"github.com/{course.REPO}\"" not in everything
+    assert f'github.com/{course.REPO}"' not in everything
     assert _run(checkout, "--check").returncode == 0
     before = _snapshot(checkout)
     again = _run(checkout, "--repo", FORK)
@@ -111,8 +118,9 @@ def test_the_editions_setup_cells_differ_by_the_language_and_the_report():
     differ = [(a, b) for a, b in zip(en, ko, strict=True) if a != b]
     assert differ[0] == (
         'os.environ["PAGED_LANG"] = "en"  # the language of checker hints, figures and widgets',
-        'os.environ["PAGED_LANG"] = "ko"  # the language of checker hints, figures and widgets')
-    assert len(differ) == 3 and all("print(" in a or "f\"" in a for a, _ in differ[1:])
+        'os.environ["PAGED_LANG"] = "ko"  # the language of checker hints, figures and widgets',
+    )
+    assert len(differ) == 3 and all("print(" in a or 'f"' in a for a, _ in differ[1:])
     assert "설치했습니다" in differ[1][1]
     from paged.course.editions import korean_code
 

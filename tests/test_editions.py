@@ -10,9 +10,16 @@ from paged.course import editions, glossary
 
 CHAPTERS = editions.chapters()
 MARKERS = (
-    "핵심 질문", "목표", "🔬 증거 읽기", "⚖️ 절충", "📌 핵심",
-    "🔎 이 장의 '지지하지 않는 결론'", "✍️ 확인 문제", "<details>", "연습 문제",
-)  # fmt: skip
+    "핵심 질문",
+    "목표",
+    "🔬 증거 읽기",
+    "⚖️ 절충",
+    "📌 핵심",
+    "🔎 이 장의 '지지하지 않는 결론'",
+    "✍️ 확인 문제",
+    "<details>",
+    "연습 문제",
+)
 
 
 def test_every_chapter_has_a_korean_twin():
@@ -132,7 +139,9 @@ def test_korean_messages_use_the_glossary():
 
 def test_the_glossary_checks_can_fail():
     assert glossary.variants("할당기가 스텝마다 2× 빠르다") == [
-        ("할당기", "할당자"), ("스텝", "단계"), ("2× ", "N배 (× only between numbers)"),
+        ("할당기", "할당자"),
+        ("스텝", "단계"),
+        ("2× ", "N배 (× only between numbers)"),
     ]
     assert glossary.variants("`할당기` 2 × 5120") == []  # code, and × between numbers
     assert glossary.unqualified_chapter_refs("6장에서, 이 코스의 7장과 가이드의 09장") == ["6장"]
@@ -156,6 +165,8 @@ def test_the_korean_readme_follows_the_english_one():
     ko_pictures = re.findall(r"!\[[^\]]*\]\((figures/[^)]+)\)", ko)
     assert len(ko_pictures) == len(en_pictures)
     assert all(p.startswith("figures/ko/") and (root / p).exists() for p in ko_pictures)
-    assert "make lab-ko" in ko and "notebooks/ko/00_start_here.ipynb" in (
-        root / "Makefile").read_text()  # fmt: skip
+    assert (
+        "make lab-ko" in ko
+        and "notebooks/ko/00_start_here.ipynb" in (root / "Makefile").read_text()
+    )
     assert glossary.variants(ko) == [] and glossary.unqualified_chapter_refs(ko) == []

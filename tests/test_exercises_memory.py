@@ -38,18 +38,23 @@ def first_fit(holes, size):
 
 FIRST_FIT_WRONG = {
     "(best fit)": lambda holes, size: min(
-        ((n, s) for s, n in holes if n >= size), default=(0, None))[1],
+        ((n, s) for s, n in holes if n >= size), default=(0, None)
+    )[1],
     "returned the last hole": lambda holes, size: max(
-        (s for s, n in holes if n >= size), default=None),
+        (s for s, n in holes if n >= size), default=None
+    ),
     "an exact fit fits too": lambda holes, size: next((s for s, n in holes if n > size), None),
     "position in the list": lambda holes, size: next(
-        (i for i, (s, n) in enumerate(holes) if n >= size), None),
+        (i for i, (s, n) in enumerate(holes) if n >= size), None
+    ),
     "whole (start, length) pair": lambda holes, size: next(
-        ((s, n) for s, n in holes if n >= size), None),
+        ((s, n) for s, n in holes if n >= size), None
+    ),
     "gave up at the first hole": lambda holes, size: (
-        holes[0][0] if holes and holes[0][1] >= size else None),
+        holes[0][0] if holes and holes[0][1] >= size else None
+    ),
     "0 is a real address": lambda holes, size: next((s for s, n in holes if n >= size), 0),
-}  # fmt: skip
+}
 
 
 # ---- chapter 3 ---------------------------------------------------------------------------------
@@ -65,8 +70,18 @@ def append_slot(table, num_tokens, block_size, free):
     return table[logical] * block_size + offset
 
 
-def _append(table, n, bs, free, *, when=None, take=lambda free: free.pop(), keep=True,
-            offset=None, logical=False):  # fmt: skip
+def _append(
+    table,
+    n,
+    bs,
+    free,
+    *,
+    when=None,
+    take=lambda free: free.pop(),
+    keep=True,
+    offset=None,
+    logical=False,
+):
     """append_slot with one slip, as a learner would write it."""
     needs = (n == len(table) * bs) if when is None else when(table, n, bs)
     new = None
@@ -82,17 +97,21 @@ def _append(table, n, bs, free, *, when=None, take=lambda free: free.pop(), keep
 
 APPEND_WRONG = {
     "a sequence with 0 tokens needs a block": lambda t, n, bs, f: _append(
-        t, n, bs, f, when=lambda t, n, bs: n % bs == 0 and n > 0),
+        t, n, bs, f, when=lambda t, n, bs: n % bs == 0 and n > 0
+    ),
     "you wrote it into the full one": lambda t, n, bs, f: _append(
-        t, n, bs, f, when=lambda t, n, bs: n > len(t) * bs),
+        t, n, bs, f, when=lambda t, n, bs: n > len(t) * bs
+    ),
     "one token early": lambda t, n, bs, f: _append(
-        t, n, bs, f, when=lambda t, n, bs: n + 1 >= len(t) * bs),
+        t, n, bs, f, when=lambda t, n, bs: n + 1 >= len(t) * bs
+    ),
     "num_tokens % block_size": lambda t, n, bs, f: _append(t, n, bs, f, offset=lambda n, bs: n),
     "free.pop(0) takes another": lambda t, n, bs, f: _append(
-        t, n, bs, f, take=lambda free: free.pop(0)),
+        t, n, bs, f, take=lambda free: free.pop(0)
+    ),
     "append it to table": lambda t, n, bs, f: _append(t, n, bs, f, keep=False),
     "logical position": lambda t, n, bs, f: _append(t, n, bs, f, logical=True),
-}  # fmt: skip
+}
 
 
 def append_touching_free(table, n, bs, free):
@@ -106,8 +125,9 @@ def breakdown(steps, kv_slots):
     waited = [i for i, (_, w, _) in enumerate(steps) if w > 0]
     chosen = waited or [i for i, (_, _, r) in enumerate(steps) if r > 0]
     names = ("token_states", "reservation", "internal_fragmentation", "external_fragmentation")
-    return {k: sum(steps[i][0][c] for i in chosen) / len(chosen) / kv_slots
-            for c, k in enumerate(names)}  # fmt: skip
+    return {
+        k: sum(steps[i][0][c] for i in chosen) / len(chosen) / kv_slots for c, k in enumerate(names)
+    }
 
 
 def _mean(rows, kv, divide=None):
@@ -121,8 +141,9 @@ BREAKDOWN_WRONG = {
     "no waiting step to average": lambda steps, kv: _mean([s for s in steps if s[1]], kv),
     "not slot counts": lambda steps, kv: [kv * x for x in breakdown(steps, kv).values()],
     "divide by the number of steps you averaged": lambda steps, kv: _mean(
-        [s for s in steps if s[1]] or [s for s in steps if s[2]], kv, divide=len(steps)),
-}  # fmt: skip
+        [s for s in steps if s[1]] or [s for s in steps if s[2]], kv, divide=len(steps)
+    ),
+}
 
 
 # ---- chapter 8 ---------------------------------------------------------------------------------
@@ -141,8 +162,21 @@ def write_slot(table, num_tokens, block_size, free, refs):
     return new * block_size + offset, (last, new)
 
 
-def _cow(table, n, bs, free, refs, *, copy_full=False, drop_old=1, new_count=1,
-         copy_private=False, swap=False, full_count=1, pair=True):  # fmt: skip
+def _cow(
+    table,
+    n,
+    bs,
+    free,
+    refs,
+    *,
+    copy_full=False,
+    drop_old=1,
+    new_count=1,
+    copy_private=False,
+    swap=False,
+    full_count=1,
+    pair=True,
+):
     """write_slot with one slip, as a learner would write it."""
     copied = None
     if table and (refs[table[-1]] > 1 or copy_private) and (n % bs or copy_full):
@@ -198,8 +232,18 @@ def pick_victims(running, blocks_needed, free_blocks, blocks_held):
     return victims
 
 
-def _victims(running, need, free, held, *, pick=lambda alive, r: alive[-1], freed=None,
-             consume=True, trigger=None, skip=True):  # fmt: skip
+def _victims(
+    running,
+    need,
+    free,
+    held,
+    *,
+    pick=lambda alive, r: alive[-1],
+    freed=None,
+    consume=True,
+    trigger=None,
+    skip=True,
+):
     """pick_victims with one slip, as a learner would write it."""
     alive, out = list(running), []
     for r in running:
@@ -231,11 +275,13 @@ SWAP_WRONG = {
     "2 x num_layers transfers": lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw,
     "fixed latency that every": lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw,
     "cross PCIe": lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat,
-    "K and V are separate": lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat
-    + nb * bs * bpt / bw,
-    "bytes cross PCIe once": lambda nb, bs, bpt, layers, bw, lat: 2 * nb * layers
-    * (lat + bs * bpt / bw),
-}  # fmt: skip
+    "K and V are separate": lambda nb, bs, bpt, layers, bw, lat: (
+        nb * layers * lat + nb * bs * bpt / bw
+    ),
+    "bytes cross PCIe once": lambda nb, bs, bpt, layers, bw, lat: (
+        2 * nb * layers * (lat + bs * bpt / bw)
+    ),
+}
 
 
 # ---- chapters 5 and 7 (PyTorch) ----------------------------------------------------------------
@@ -253,13 +299,16 @@ def _blocks(row, n, bs):
 GATHER_WRONG = {
     "not in block i": lambda c, row, n: c.flatten(0, 1)[:n],
     "keep the first seq_len": lambda c, row, n: c[_blocks(row, n, c.shape[1])].flatten(0, 1),
-    "dropped the partly filled": lambda c, row, n: c[row[: n // c.shape[1]].long()]
-    .flatten(0, 1)[:n],
-    "not sorted by id": lambda c, row, n: c[_blocks(row, n, c.shape[1]).sort().values]
-    .flatten(0, 1)[:n],
+    "dropped the partly filled": lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[
+        :n
+    ],
+    "not sorted by id": lambda c, row, n: c[_blocks(row, n, c.shape[1]).sort().values].flatten(
+        0, 1
+    )[:n],
     "seq_len can be 0": lambda c, row, n: torch.stack(
-        [c[int(row[p // c.shape[1]])][p % c.shape[1]] for p in range(n)]),
-}  # fmt: skip
+        [c[int(row[p // c.shape[1]])][p % c.shape[1]] for p in range(n)]
+    ),
+}
 
 
 def merge_partitions(parts):
@@ -276,11 +325,13 @@ MERGE_WRONG = {
     "averaged the partitions equally": lambda parts: torch.stack([o for o, _ in parts]).mean(0),
     "weighted by lse itself": lambda parts: _weighted(parts, [lse for _, lse in parts]),
     "NaN once the log-sum-exps are far from 0": lambda parts: _weighted(
-        parts, [torch.exp(s) for _, s in parts]),
+        parts, [torch.exp(s) for _, s in parts]
+    ),
     "do not add up to 1": lambda parts: _weighted(
-        parts, [torch.exp(s - max(x for _, x in parts)) for _, s in parts], normalise=False),
+        parts, [torch.exp(s - max(x for _, x in parts)) for _, s in parts], normalise=False
+    ),
     "largest lse; every partition": lambda parts: max(parts, key=lambda p: float(p[1]))[0],
-}  # fmt: skip
+}
 
 
 def merge_with_python_floats(parts):
@@ -291,14 +342,20 @@ def merge_with_python_floats(parts):
 
 # name -> (checker, independent right answer, {phrase of the hint: wrong implementation})
 CHECKERS = {
-    "bytes_per_token": (ex.check_bytes_per_token, lambda n, h, d, b: n * 2 * b * d * h, {
-        "counted only one of them": lambda n, h, d, b: n * h * d * b,
-        "not bytes": lambda n, h, d, b: 2 * n * h * d,
-        "you counted one layer": lambda n, h, d, b: 2 * h * d * b,
-        "no factor of 8": lambda n, h, d, b: 2 * n * h * d * b * 8,
-    }),
+    "bytes_per_token": (
+        ex.check_bytes_per_token,
+        lambda n, h, d, b: n * 2 * b * d * h,
+        {
+            "counted only one of them": lambda n, h, d, b: n * h * d * b,
+            "not bytes": lambda n, h, d, b: 2 * n * h * d,
+            "you counted one layer": lambda n, h, d, b: 2 * h * d * b,
+            "no factor of 8": lambda n, h, d, b: 2 * n * h * d * b * 8,
+        },
+    ),
     "pow2_reservation": (
-        ex.check_pow2_reservation, lambda p, o, m: min(p + 2 ** math.ceil(math.log2(o)), m), {
+        ex.check_pow2_reservation,
+        lambda p, o, m: min(p + 2 ** math.ceil(math.log2(o)), m),
+        {
             "a true output of 25 reserves 32": lambda p, o, m: min(pow2(p + o), m),
             "(64 → 128)": lambda p, o, m: min(p + (1 << o.bit_length()), m),
             "capped the rounded output alone": lambda p, o, m: p + min(pow2(o), m),
@@ -306,30 +363,41 @@ CHECKERS = {
             "left out the prompt": lambda p, o, m: min(pow2(o), m),
             "'at most 2x' is a bound": lambda p, o, m: min(p + 2 * o, m),
             "you rounded the output down": lambda p, o, m: min(p + 2 ** int(math.log2(o)), m),
-        }),
+        },
+    ),
     "first_fit": (ex.check_first_fit, first_fit, FIRST_FIT_WRONG),
-    "slot": (ex.check_slot, slot, {
-        "logical position": lambda t, bs, p: p,
-        "added the offset to the block id": lambda t, bs, p: t[p // bs] + p % bs,
-        "runs past the end of the block": lambda t, bs, p: t[p // bs] * bs + p,
-        "one entry per logical block": lambda t, bs, p: t[p] * bs + p % bs,
-    }),
-    "wasted_slots": (ex.check_wasted_slots, lambda n, bs: -n % bs, {
-        "a full last block": lambda n, bs: bs - n % bs,
-        "filled slots": lambda n, bs: n % bs,
-        "every slot the sequence holds": lambda n, bs: math.ceil(n / bs) * bs,
-    }),
+    "slot": (
+        ex.check_slot,
+        slot,
+        {
+            "logical position": lambda t, bs, p: p,
+            "added the offset to the block id": lambda t, bs, p: t[p // bs] + p % bs,
+            "runs past the end of the block": lambda t, bs, p: t[p // bs] * bs + p,
+            "one entry per logical block": lambda t, bs, p: t[p] * bs + p % bs,
+        },
+    ),
+    "wasted_slots": (
+        ex.check_wasted_slots,
+        lambda n, bs: -n % bs,
+        {
+            "a full last block": lambda n, bs: bs - n % bs,
+            "filled slots": lambda n, bs: n % bs,
+            "every slot the sequence holds": lambda n, bs: math.ceil(n / bs) * bs,
+        },
+    ),
     "append_slot": (ex.check_append_slot, append_slot, APPEND_WRONG),
     "breakdown": (ex.check_breakdown, breakdown, BREAKDOWN_WRONG),
     "blocks_after_fork": (ex.check_blocks_after_fork, blocks_after_fork, FORK_WRONG),
     "write_slot": (ex.check_write_slot, write_slot, WRITE_WRONG),
     "pick_victims": (ex.check_pick_victims, pick_victims, VICTIMS_WRONG),
-    "swap_time": (ex.check_swap_time,
-                  lambda nb, bs, bpt, layers, bw, lat: nb * (2 * layers * lat + bs * bpt / bw),
-                  SWAP_WRONG),
+    "swap_time": (
+        ex.check_swap_time,
+        lambda nb, bs, bpt, layers, bw, lat: nb * (2 * layers * lat + bs * bpt / bw),
+        SWAP_WRONG,
+    ),
     "gather": (ex.check_gather, gather, GATHER_WRONG),
     "merge_partitions": (ex.check_merge_partitions, merge_partitions, MERGE_WRONG),
-}  # fmt: skip
+}
 MISTAKES = [(name, hint) for name, (_, _, wrong) in CHECKERS.items() for hint in wrong]
 
 
@@ -409,8 +477,10 @@ def test_append_slot_checks_free_when_no_block_is_needed(capsys):
 
 
 def test_merge_without_the_max_fails_on_lse_in_the_hundreds_only(capsys):
-    for wrong in (MERGE_WRONG["NaN once the log-sum-exps are far from 0"],
-                  merge_with_python_floats):  # fmt: skip
+    for wrong in (
+        MERGE_WRONG["NaN once the log-sum-exps are far from 0"],
+        merge_with_python_floats,
+    ):
         assert ex.check_merge_partitions(wrong) is False
         out = capsys.readouterr().out
         assert "lse [85" in out and "far from 0" in out, out
@@ -469,8 +539,12 @@ def _lib_pow2(p, o, m):
 def _lib_first_fit(holes, size):
     from paged.contiguous import ContiguousAllocator
 
-    return first_fit(holes, size) if size > 10**9 else ContiguousAllocator(
-        10, "oracle", max_seq_len=10)._first_fit(size) and first_fit(holes, size)
+    return (
+        first_fit(holes, size)
+        if size > 10**9
+        else ContiguousAllocator(10, "oracle", max_seq_len=10)._first_fit(size)
+        and first_fit(holes, size)
+    )
 
 
 def _lib_slot(t, bs, p):
@@ -490,8 +564,9 @@ def _lib_wasted(n, bs):
 def _lib_swap(nb, bs, bpt, layers, bw, lat):
     from paged.preemption_cost import CostModel
 
-    return CostModel(bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw,
-                     transfer_latency_s=lat).swap_time(nb, bs)  # fmt: skip
+    return CostModel(
+        bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
+    ).swap_time(nb, bs)
 
 
 def _lib_fork(p, n, bs):
@@ -584,8 +659,10 @@ def _breakdown_tuple_np(steps, kv):
 CLASSES = {
     "bytes_per_token": {
         "library": (_lib_bytes, "calls ModelSpec.bytes_per_token"),
-        "type": (lambda n, h, d, b: float(2 * n * h * d * b),
-                 "is a float; the spec asks for an int"),
+        "type": (
+            lambda n, h, d, b: float(2 * n * h * d * b),
+            "is a float; the spec asks for an int",
+        ),
         "random edge": (lambda n, h, d, b: 2 * n * h * min(d, 128) * b, "seed="),
     },
     "pow2_reservation": {
@@ -593,15 +670,21 @@ CLASSES = {
         "type": (lambda p, o, m: float(min(p + pow2(o), m)), "is a float"),
     },
     "first_fit": {
-        "mutated": (lambda holes, size: (first_fit(holes, size), holes.reverse())[0],
-                    "changed its argument `holes`"),
+        "mutated": (
+            lambda holes, size: (first_fit(holes, size), holes.reverse())[0],
+            "changed its argument `holes`",
+        ),
         "library": (_lib_first_fit, "calls ContiguousAllocator._first_fit"),
-        "type": (lambda holes, size: None if (r := first_fit(holes, size)) is None else float(r),
-                 "is a float"),
+        "type": (
+            lambda holes, size: None if (r := first_fit(holes, size)) is None else float(r),
+            "is a float",
+        ),
     },
     "slot": {
-        "mutated": (lambda t, bs, p: (slot(t, bs, p), t.append(-1))[0],
-                    "changed its argument `block_table`"),
+        "mutated": (
+            lambda t, bs, p: (slot(t, bs, p), t.append(-1))[0],
+            "changed its argument `block_table`",
+        ),
         "library": (_lib_slot, "calls PagedAllocator"),
         "type": (lambda t, bs, p: float(slot(t, bs, p)), "is a float"),
     },
@@ -611,18 +694,31 @@ CLASSES = {
         "random edge": (lambda n, bs: -n % bs if bs < 64 else 0, "seed="),
     },
     "append_slot": {
-        "library": (lambda t, n, bs, f: __import__("paged.paging").paging.PagedAllocator(4, 4)
-                    .allocate("s", 1) and append_slot(t, n, bs, f),
-                    "calls PagedAllocator.allocate"),  # fmt: skip
+        "library": (
+            lambda t, n, bs, f: (
+                __import__("paged.paging").paging.PagedAllocator(4, 4).allocate("s", 1)
+                and append_slot(t, n, bs, f)
+            ),
+            "calls PagedAllocator.allocate",
+        ),
         "type": (lambda t, n, bs, f: float(append_slot(t, n, bs, f)), "is a float"),
     },
     "breakdown": {
-        "mutated": (lambda steps, kv: (breakdown(steps, kv), steps.pop())[0],
-                    "changed its argument `steps`"),
-        "library": (lambda steps, kv: __import__("paged.simulator").simulator.simulate(
-            [], "paged", kv_slots=16) and breakdown(steps, kv), "calls paged.simulate"),
-        "type": (lambda steps, kv: [str(x) for x in breakdown(steps, kv).values()],
-                 "the spec asks for a number"),
+        "mutated": (
+            lambda steps, kv: (breakdown(steps, kv), steps.pop())[0],
+            "changed its argument `steps`",
+        ),
+        "library": (
+            lambda steps, kv: (
+                __import__("paged.simulator").simulator.simulate([], "paged", kv_slots=16)
+                and breakdown(steps, kv)
+            ),
+            "calls paged.simulate",
+        ),
+        "type": (
+            lambda steps, kv: [str(x) for x in breakdown(steps, kv).values()],
+            "the spec asks for a number",
+        ),
     },
     "blocks_after_fork": {
         "library": (_lib_fork, "calls paged.experiments.blocks_held_by_samples"),
@@ -630,10 +726,17 @@ CLASSES = {
         "random edge": (lambda p, n, bs: blocks_after_fork(p, n, bs) + (bs == 256), "seed="),
     },
     "write_slot": {
-        "mutated": (lambda t, n, bs, f, r: (write_slot(t, n, bs, f, r), r.update({-7: 1}))[0],
-                    "you returned"),  # refs is compared after the call: a stray entry shows
-        "library": (lambda *a: __import__("paged.paging").paging.PagedAllocator(4, 4).allocate(
-            "s", 1) and write_slot(*a), "calls PagedAllocator.allocate"),
+        "mutated": (
+            lambda t, n, bs, f, r: (write_slot(t, n, bs, f, r), r.update({-7: 1}))[0],
+            "you returned",
+        ),  # refs is compared after the call: a stray entry shows
+        "library": (
+            lambda *a: (
+                __import__("paged.paging").paging.PagedAllocator(4, 4).allocate("s", 1)
+                and write_slot(*a)
+            ),
+            "calls PagedAllocator.allocate",
+        ),
         "type": (lambda *a: (float((w := write_slot(*a))[0]), w[1]), "is a float"),
         "free list": (_popping, "you returned"),
     },
@@ -655,12 +758,14 @@ CLASSES = {
     "merge_partitions": {
         "float64 no max": (_merge_float64, "you returned"),
         "minus one lse": (_merge_minus_first, "you returned"),
-        "mutated": (lambda parts: (merge_partitions(parts), parts.pop())[0],
-                    "changed its argument `parts`"),
+        "mutated": (
+            lambda parts: (merge_partitions(parts), parts.pop())[0],
+            "changed its argument `parts`",
+        ),
         "library": (_lib_merge, "calls paged.paged_attention_ref"),
         "dtype": (lambda parts: merge_partitions(parts).double(), "dtype torch.float64"),
     },
-}  # fmt: skip
+}
 CLASS_CASES = [(n, c) for n, classes in CLASSES.items() for c in classes]
 
 
@@ -693,7 +798,7 @@ VALID_STYLES = {
     "bytes_per_token": lambda n, h, d, b: np.int64(2 * n * h * d * b),
     "breakdown": _breakdown_tuple_np,
     "merge_partitions": lambda parts: merge_partitions(parts).tolist(),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", VALID_STYLES)

@@ -44,8 +44,11 @@ def whole_prefix(token_ids, block_size):
     return [tuple(token_ids[: (i + 1) * block_size]) for i in range(n)]
 
 
-@pytest.mark.parametrize("fn", [prefix_answers.block_hashes, builtin_hash, whole_prefix],
-                         ids=["model", "builtin-hash", "whole-prefix"])  # fmt: skip
+@pytest.mark.parametrize(
+    "fn",
+    [prefix_answers.block_hashes, builtin_hash, whole_prefix],
+    ids=["model", "builtin-hash", "whole-prefix"],
+)
 def test_right_answers_are_accepted_on_every_seed(capsys, fn):
     for seed in range(1, 11):
         ok, out = verdict(capsys, fn, seed=seed)
@@ -147,8 +150,10 @@ def test_the_hint_names_the_symptom_not_the_recipe(capsys):
 def test_a_failing_fixed_case_shows_the_pattern_of_equal_hashes(capsys):
     ok, out = verdict(capsys, _learner(parent="none"))
     assert ok is False
-    assert "for token_ids=[5, 5, 5, 5], block_size=2 you returned [A, A] (the same letter: the " \
-        "same hash), expected [A, B]." in out  # fmt: skip
+    assert (
+        "for token_ids=[5, 5, 5, 5], block_size=2 you returned [A, A] (the same letter: the "
+        "same hash), expected [A, B]." in out
+    )
     assert "seed=" not in out  # a teaching case: no seed to repeat
 
 
@@ -214,8 +219,9 @@ def test_the_truth_is_the_library_s_pattern():
     want = checker.truth(prompts, 2)
     assert str(want) == "[A, B, C] and [D, E, F] and [A]"
     lib = [prefix_cache.block_hashes(p, 2) for p in prompts]
-    assert want == checker.pattern(lib) and want == checker.pattern([builtin_hash(p, 2)
-                                                                     for p in prompts])  # fmt: skip
+    assert want == checker.pattern(lib) and want == checker.pattern(
+        [builtin_hash(p, 2) for p in prompts]
+    )
 
 
 def test_the_checker_speaks_korean(capsys, monkeypatch):

@@ -83,7 +83,7 @@ WRONG = {
     "equal the free blocks exactly": _walk(prompt_blocks, strict=True),
     "once for the whole pool": _walk(prompt_blocks, per_request=True),
     "admission takes blocks for the prompt alone": _walk(lambda p, n, bs: math.ceil((p + 1) / bs)),
-}  # fmt: skip
+}
 
 
 def test_the_model_answer_is_accepted_also_as_typed_into_the_chapter(capsys):
@@ -162,8 +162,9 @@ def test_checker_texts_speak_korean_in_the_glossarys_terms(monkeypatch, capsys):
 
 def admit_by_id_order(waiting, free_blocks, block_size, watermark_blocks):
     """Right but for the order: serves the queue sorted by id, not in arrival order."""
-    return admit(sorted(waiting, key=lambda w: str(w[0])), free_blocks, block_size,
-                 watermark_blocks)
+    return admit(
+        sorted(waiting, key=lambda w: str(w[0])), free_blocks, block_size, watermark_blocks
+    )
 
 
 def admit_popping(waiting, free_blocks, block_size, watermark_blocks):
@@ -175,16 +176,24 @@ def admit_popping(waiting, free_blocks, block_size, watermark_blocks):
 
 def admit_by_the_scheduler(waiting, free_blocks, block_size, watermark_blocks):
     requests = [Request(i, prompt_len=p, output_len=n) for i, (_, p, n) in enumerate(waiting)]
-    s = Scheduler(requests, "paged", kv_slots=free_blocks * block_size, block_size=block_size,
-                  watermark=(watermark_blocks + 0.5) / free_blocks)  # fmt: skip
+    s = Scheduler(
+        requests,
+        "paged",
+        kv_slots=free_blocks * block_size,
+        block_size=block_size,
+        watermark=(watermark_blocks + 0.5) / free_blocks,
+    )
     return [waiting[i][0] for i in s.step().admitted]
 
 
-@pytest.mark.parametrize(("learner", "phrase"), [
-    (admit_by_id_order, "you returned"),
-    (admit_popping, "changed its argument `waiting`"),
-    (admit_by_the_scheduler, "calls Scheduler.step"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("learner", "phrase"),
+    [
+        (admit_by_id_order, "you returned"),
+        (admit_popping, "changed its argument `waiting`"),
+        (admit_by_the_scheduler, "calls Scheduler.step"),
+    ],
+)
 def test_id_order_a_mutated_queue_and_the_scheduler_itself_are_rejected(learner, phrase, capsys):
     assert check_admit(learner) is False
     out = capsys.readouterr().out
@@ -198,5 +207,7 @@ def test_a_failing_random_case_names_its_seed_and_the_seed_repeats_it(capsys):
     out = capsys.readouterr().out
     assert f"seed={seed}" in out.splitlines()[-1], out
     check_admit(admit_by_id_order, seed=seed)
-    assert capsys.readouterr().out.splitlines()[0] == [ln for ln in out.splitlines()
-                                                       if ln.startswith("admit:")][-1]
+    assert (
+        capsys.readouterr().out.splitlines()[0]
+        == [ln for ln in out.splitlines() if ln.startswith("admit:")][-1]
+    )

@@ -51,9 +51,17 @@ def test_junit_totals_and_failed_names(tmp_path):
 
 
 def fake_result():
-    bench_row = dict(label=LABEL, device="NVIDIA H100 80GB HBM3", batch=64, seq_len=4096,
-                     num_q_heads=32, num_kv_heads=8, head_dim=128, dtype="float16",
-                     shape="uniform")  # fmt: skip
+    bench_row = dict(
+        label=LABEL,
+        device="NVIDIA H100 80GB HBM3",
+        batch=64,
+        seq_len=4096,
+        num_q_heads=32,
+        num_kv_heads=8,
+        head_dim=128,
+        dtype="float16",
+        shape="uniform",
+    )
     return dict(
         label=LABEL,
         environment=dict(device="NVIDIA H100 80GB HBM3", torch="2.13", triton="3.9"),
@@ -72,7 +80,7 @@ def fake_result():
                 note="",
             )
             for bs, g in ((1, 500.0), (16, 2500.0))
-        ]  # fmt: skip
+        ]
         + [bench_row | dict(variant="flex_paged", block_size=1, note="Unavailable: no")],
     )
 
@@ -144,8 +152,9 @@ def test_shards_split_the_tests_left_after_deselection():
 
 def test_pytest_cut_at_its_time_limit_still_leaves_junit_xml(tmp_path, monkeypatch):
     tests = tmp_path / "test_cut.py"
-    tests.write_text("import time\n\ndef test_fast():\n    pass\n\n"
-                     "def test_slow():\n    time.sleep(120)\n")  # fmt: skip
+    tests.write_text(
+        "import time\n\ndef test_fast():\n    pass\n\ndef test_slow():\n    time.sleep(120)\n"
+    )
     monkeypatch.setattr(gpu_tests, "GRACE_S", 10)
     got = gpu_tests.run_tests(tmp_path, timeout=16, paths=(str(tests),))
     # cut at its limit, not after the 120 s sleep: the report says so, from the partial XML
@@ -156,8 +165,9 @@ def test_pytest_cut_at_its_time_limit_still_leaves_junit_xml(tmp_path, monkeypat
 def dry_run(out, **popen):
     args = [sys.executable, "-m", "paged.gpu.check", "--dry-run", "--out", str(out)]
     env = os.environ | {"CUDA_VISIBLE_DEVICES": ""}
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env, **popen)  # fmt: skip
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **popen
+    )
 
 
 def test_the_dry_run_runs_every_step_and_reports_after_each(tmp_path):
@@ -183,8 +193,13 @@ def test_the_dry_run_runs_every_step_and_reports_after_each(tmp_path):
     assert all("speedup_vs_baseline" in r for r in side_by_side)
     assert any(line.startswith("  best on mixed:") for line in report["variant_summary"])
     names = {p.name for p in tmp_path.iterdir()}
-    assert {"pytest-0.xml", "registers.csv", "bench_rows.jsonl",
-            "kernel_bench_cpu.csv", "kernel_bench_cpu.png"} <= names  # fmt: skip
+    assert {
+        "pytest-0.xml",
+        "registers.csv",
+        "bench_rows.jsonl",
+        "kernel_bench_cpu.csv",
+        "kernel_bench_cpu.png",
+    } <= names
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="process groups")

@@ -79,15 +79,25 @@ def test_poisoned_cases_hide_nothing_but_what_no_token_holds():
         flat, start = whole(cache), cache.storage_offset()
         block = cache[0].numel()
         assert start == block and flat.numel() == cache.numel() + 2 * block
-        assert torch.isnan(flat[:start]).all() and torch.isnan(flat[start + cache.numel():]).all()
-    assert torch.isnan(whole(q)[q.numel():]).all()
-    assert set(whole(table)[table.numel():].tolist()) == {-1}
+        assert torch.isnan(flat[:start]).all() and torch.isnan(flat[start + cache.numel() :]).all()
+    assert torch.isnan(whole(q)[q.numel() :]).all()
+    assert set(whole(table)[table.numel() :].tolist()) == {-1}
     assert np.isfinite(steps.make_case([1, 4, 5, 23], 4)[1].numpy()).all()  # unpoisoned: as before
 
 
 def test_library_source_holds_every_step_of_the_kernel():
     source = steps.library_source()
-    for name in ("// BLOCK_SIZE", "% BLOCK_SIZE", "stride_kb", "m_i", "l_i", "alpha", "BLOCK_G",
-                 "tl.dot", "SPLIT", "part_lse_ptr"):
+    for name in (
+        "// BLOCK_SIZE",
+        "% BLOCK_SIZE",
+        "stride_kb",
+        "m_i",
+        "l_i",
+        "alpha",
+        "BLOCK_G",
+        "tl.dot",
+        "SPLIT",
+        "part_lse_ptr",
+    ):
         assert name in source, name
     assert source.startswith("@triton.jit\ndef ") and source.count("@triton.jit") >= 3

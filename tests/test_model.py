@@ -31,9 +31,19 @@ from paged.workloads import Request
 
 # ---- a tiny random Llama: the back-end and the scheduler, without the real weights ----------
 # rms_norm_eps is exact in fp32, as GGUF stores it.
-TINY = pm.LlamaConfig(num_layers=2, hidden_size=32, intermediate_size=48, num_q_heads=4,
-                      num_kv_heads=2, vocab_size=61, context_length=256, rope_theta=10000.0,
-                      rms_norm_eps=2.0**-17, bos_token_id=1, eos_token_id=0)  # fmt: skip
+TINY = pm.LlamaConfig(
+    num_layers=2,
+    hidden_size=32,
+    intermediate_size=48,
+    num_q_heads=4,
+    num_kv_heads=2,
+    vocab_size=61,
+    context_length=256,
+    rope_theta=10000.0,
+    rms_norm_eps=2.0**-17,
+    bos_token_id=1,
+    eos_token_id=0,
+)
 
 
 def tiny_model(seed: int = 0) -> pm.Llama:
@@ -43,8 +53,10 @@ def tiny_model(seed: int = 0) -> pm.Llama:
     def w(*shape):
         return torch.randn(*shape, generator=g) / shape[-1] ** 0.5
 
-    weights = {"token_embd.weight": w(c.vocab_size, c.hidden_size) * 4,
-               "output_norm.weight": 1 + 0.1 * w(c.hidden_size)}  # fmt: skip
+    weights = {
+        "token_embd.weight": w(c.vocab_size, c.hidden_size) * 4,
+        "output_norm.weight": 1 + 0.1 * w(c.hidden_size),
+    }
     for i in range(c.num_layers):
         p = f"blk.{i}."
         weights |= {
@@ -59,7 +71,6 @@ def tiny_model(seed: int = 0) -> pm.Llama:
             p + "ffn_down.weight": w(c.hidden_size, c.intermediate_size),
         }
     return pm.Llama(TINY, weights)
-
 
 
 def test_kv_bytes_per_token_counts_k_and_v_of_every_layer():
@@ -87,18 +98,36 @@ def greedy_no_cache(model, prompt: list[int], max_new_tokens: int) -> list[int]:
     return out
 
 
-def serve_tiny(model, prompts, max_new_tokens, policy, kv_slots, block_size=4, attention="cpu",
-               shared_prefix=None):  # fmt: skip
+def serve_tiny(
+    model,
+    prompts,
+    max_new_tokens,
+    policy,
+    kv_slots,
+    block_size=4,
+    attention="cpu",
+    shared_prefix=None,
+):
     """Run the tiny model through the scheduler; `attention`: the device whose choice to use."""
     paged = policy == "paged"
-    pool = KVPool(model, kv_slots // block_size * block_size if paged else kv_slots,
-                  block_size if paged else 1)  # fmt: skip
+    pool = KVPool(
+        model,
+        kv_slots // block_size * block_size if paged else kv_slots,
+        block_size if paged else 1,
+    )
     runner = ModelRunner(model, pool, select_attention(attention))
     options = dict(block_size=block_size, shared_prefix=shared_prefix) if paged else {}
-    requests = [Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p))
-                for i, p in enumerate(prompts)]  # fmt: skip
-    sched = Scheduler(requests, policy, kv_slots=kv_slots, eos_token_id=model.config.eos_token_id,
-                      prefill_samples=True, **options)  # fmt: skip
+    requests = [
+        Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p)) for i, p in enumerate(prompts)
+    ]
+    sched = Scheduler(
+        requests,
+        policy,
+        kv_slots=kv_slots,
+        eos_token_id=model.config.eos_token_id,
+        prefill_samples=True,
+        **options,
+    )
     served = serve(sched, runner)
     return served, sched, served.trace
 
@@ -202,8 +231,11 @@ def test_prefill_attention_equals_sdpa_on_contiguous_kv():
 # ---- the GGUF reader and its cache, on a tiny file written here -----------------------------
 def llama_cpp_permute(w, num_heads):
     """What llama.cpp's convert_hf_to_gguf.py does to Q and K (its `permute`)."""
-    return w.reshape(num_heads, 2, w.shape[0] // num_heads // 2, *w.shape[1:]).swapaxes(1, 2)\
-        .reshape(w.shape)  # fmt: skip
+    return (
+        w.reshape(num_heads, 2, w.shape[0] // num_heads // 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
 
 
 @pytest.fixture
@@ -228,7 +260,7 @@ def tiny_gguf(tmp_path):
         (wr.add_bos_token_id, c.bos_token_id),
         (wr.add_eos_token_id, c.eos_token_id),
     ):
-        add(value)  # fmt: skip
+        add(value)
     for name, t in model.weights.items():
         a = t.numpy()
         if name.endswith("attn_q.weight"):
@@ -304,8 +336,11 @@ def test_missing_weights_say_how_to_install(monkeypatch, tmp_path):
 
 
 # ---- the real model -----------------------------------------------------------------------
-PROMPTS = ["What is the capital of France?", "Name three colours.",
-           "Write one sentence about the moon."]  # fmt: skip
+PROMPTS = [
+    "What is the capital of France?",
+    "Name three colours.",
+    "Write one sentence about the moon.",
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -358,13 +393,22 @@ def test_the_chapters_oracle_loads_quietly_and_agrees(model, hf_loaded):
 def test_weights_equal_transformers_gguf_loader(model, hf_model):
     """Every tensor, exactly: the Q/K un-permutation and the tied output head included."""
     hf = hf_model.state_dict()
-    names = {"model.embed_tokens.weight": "token_embd.weight",
-             "lm_head.weight": "token_embd.weight",  # tied
-             "model.norm.weight": "output_norm.weight"}  # fmt: skip
-    parts = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
-             "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
-             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
-             "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}  # fmt: skip
+    names = {
+        "model.embed_tokens.weight": "token_embd.weight",
+        "lm_head.weight": "token_embd.weight",  # tied
+        "model.norm.weight": "output_norm.weight",
+    }
+    parts = {
+        "self_attn.q_proj": "attn_q",
+        "self_attn.k_proj": "attn_k",
+        "self_attn.v_proj": "attn_v",
+        "self_attn.o_proj": "attn_output",
+        "mlp.gate_proj": "ffn_gate",
+        "mlp.up_proj": "ffn_up",
+        "mlp.down_proj": "ffn_down",
+        "input_layernorm": "attn_norm",
+        "post_attention_layernorm": "ffn_norm",
+    }
     for i in range(model.config.num_layers):
         for a, b in parts.items():
             names[f"model.layers.{i}.{a}.weight"] = f"blk.{i}.{b}.weight"
@@ -383,10 +427,44 @@ def test_same_tokens_as_transformers_generate(model, hf_model):
     assert "Paris" in out.texts[0]
     # The cached tokenizer and chat template give the ids transformers' GGUF tokenizer gives.
     assert pm.prompt_ids(model, ["What is 2+2?"])[0] == [
-        1, 9690, 198, 2683, 359, 253, 5356, 5646, 11173, 3365, 3511, 308, 34519, 28, 7018, 411,
-        407, 19712, 8182, 2, 198, 1, 4093, 198, 1780, 314, 216, 34, 27, 34, 47, 2, 198, 1, 520,
-        9531, 198,
-    ]  # fmt: skip
+        1,
+        9690,
+        198,
+        2683,
+        359,
+        253,
+        5356,
+        5646,
+        11173,
+        3365,
+        3511,
+        308,
+        34519,
+        28,
+        7018,
+        411,
+        407,
+        19712,
+        8182,
+        2,
+        198,
+        1,
+        4093,
+        198,
+        1780,
+        314,
+        216,
+        34,
+        27,
+        34,
+        47,
+        2,
+        198,
+        1,
+        520,
+        9531,
+        198,
+    ]
     assert "reference" in out.attention and out.device == "cpu"
 
 
@@ -415,7 +493,8 @@ def test_shared_system_prompt_is_held_once(model):
     with_sharing, without = shared.blocks_after_prefill
     partial = shared.prefix_len % 16 != 0  # the prefix keeps its partly filled block for later
     assert without - with_sharing == len(PROMPTS) * shared.shared_full_blocks - (
-        shared.shared_full_blocks + partial)
+        shared.shared_full_blocks + partial
+    )
     assert shared.copies == (len(PROMPTS) if partial else 0)
     assert 0 < shared.saved < 1 and shared.peak_blocks[0] < shared.peak_blocks[1]
     assert shared.run.trace[-1].usage.token_states == 0  # everything freed, the prefix too
@@ -433,8 +512,9 @@ def test_shared_system_prompt_is_held_once(model):
         (dict(prompts="one string"), ValueError, "list of strings"),
     ],
 )
-def test_bad_input_is_refused_before_anything_is_allocated(model, monkeypatch, kwargs, error,
-                                                           match):  # fmt: skip
+def test_bad_input_is_refused_before_anything_is_allocated(
+    model, monkeypatch, kwargs, error, match
+):
     gen = importlib.import_module("paged.model.generate")  # the module, not the function
 
     built = []  # the scheduler refuses what cannot run before the KV pool (memory) is made

@@ -25,10 +25,22 @@ from paged.workloads import Request
 def _result(trace, decode_seconds) -> GenerateResult:
     """A GenerateResult around a simulated trace: only the fields the helpers read matter."""
     return GenerateResult(
-        tokens=[[1]], texts=[""], prompt_lens=[1], policy="paged", kv_slots=1, block_size=16,
-        peak_batch=0, steps=len(trace), preemptions=0, recomputed_tokens=0, seconds=1.0,
-        decode_seconds=tuple(decode_seconds), attention="", device="cpu", trace=tuple(trace),
-    )  # fmt: skip
+        tokens=[[1]],
+        texts=[""],
+        prompt_lens=[1],
+        policy="paged",
+        kv_slots=1,
+        block_size=16,
+        peak_batch=0,
+        steps=len(trace),
+        preemptions=0,
+        recomputed_tokens=0,
+        seconds=1.0,
+        decode_seconds=tuple(decode_seconds),
+        attention="",
+        device="cpu",
+        trace=tuple(trace),
+    )
 
 
 def test_environment_names_machine_versions_and_threads():
@@ -74,8 +86,14 @@ def model():
     return pm.load(device="cpu")
 
 
-PROMPTS = ["What is the capital of France?", "Name a colour.", "Count from one to five.",
-           "Say hello.", "Write one word about rain.", "What is 2 + 2?"]  # fmt: skip
+PROMPTS = [
+    "What is the capital of France?",
+    "Name a colour.",
+    "Count from one to five.",
+    "Say hello.",
+    "Write one word about rain.",
+    "What is 2 + 2?",
+]
 
 
 def test_admitted_at_start_predicts_generates_first_step(model):

@@ -43,8 +43,12 @@ def test_nothing_else_names_another_repository():
         r"|(?:git\+|git clone )https://github\.com/([\w.-]+/[\w.-]+)"
         r"|github\.com/([\w.-]+/[\w.-]+)/(?:blob|tree)/[\w.-]+/notebooks/"
     )
-    named = {(p.relative_to(ROOT).as_posix(), "".join(m.groups("")).removesuffix(".git"))
-             for p in files if p.exists() for m in ours.finditer(p.read_text())}
+    named = {
+        (p.relative_to(ROOT).as_posix(), "".join(m.groups("")).removesuffix(".git"))
+        for p in files
+        if p.exists()
+        for m in ours.finditer(p.read_text())
+    }
     assert named and {(f, repo) for f, repo in named if repo != course.REPO} == set()
 
 

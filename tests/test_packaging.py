@@ -43,8 +43,9 @@ def test_dependencies_are_what_paged_imports():
     gpu_tests = ROOT / "paged" / "gpu" / "pytest_plugin.py"
     engines = (ROOT / "paged" / "engines").rglob("*.py")
     tools = {course / "runner.py", course / "editions.py", gpu_tests, *model, *engines}
-    library = set().union(*(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py")
-                            if p not in tools))
+    library = set().union(
+        *(_third_party_imports(p) for p in (ROOT / "paged").rglob("*.py") if p not in tools)
+    )
     core = {_split(s)[0] for s in _project()["dependencies"]}
     assert core == library
     extras = {_split(s)[0] for deps in _project()["optional-dependencies"].values() for s in deps}

@@ -76,16 +76,22 @@ def test_cost_model_swap_time_falls_with_block_size_recompute_does_not():
 
 
 def test_cost_model_by_hand_and_errors():
-    m = CostModel(bytes_per_token=1000, num_layers=2, pcie_bytes_per_s=1e6,
-                  transfer_latency_s=1e-3, prefill_tokens_per_s=100.0)  # fmt: skip
+    m = CostModel(
+        bytes_per_token=1000,
+        num_layers=2,
+        pcie_bytes_per_s=1e6,
+        transfer_latency_s=1e-3,
+        prefill_tokens_per_s=100.0,
+    )
     # 3 blocks of 4 tokens: 3 x 2 layers x (K, V) = 12 transfers, 12,000 bytes.
     assert m.transfers(3) == 12
     assert m.swap_time(3, 4) == pytest.approx(12e-3 + 12_000 / 1e6)
     assert m.recompute_time(50) == pytest.approx(0.5)
     # per token, blocks of 4, out and in: 2 x (2 x 2 x 1 ms / 4 + 1000 B / 1 MB/s) = 4 ms
     assert m.per_token(4) == (pytest.approx(4e-3), pytest.approx(1e-2))
-    result = paged.simulate(paged.sharegpt_like(25, seed=13), "paged", kv_slots=1536,
-                            block_size=16, preemption="swap")  # fmt: skip
+    result = paged.simulate(
+        paged.sharegpt_like(25, seed=13), "paged", kv_slots=1536, block_size=16, preemption="swap"
+    )
     assert preemption_time(result, m) == pytest.approx(2 * m.swap_time(result.swapped_blocks, 16))
     assert preemption_time(result) == preemption_time(result, CostModel.fitted_to_paper())
     with pytest.raises(ValueError, match="paged"):
@@ -96,10 +102,17 @@ def test_cost_model_by_hand_and_errors():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("pcie_bytes_per_s", 0), ("pcie_bytes_per_s", True), ("transfer_latency_s", -1e-6),
-     ("prefill_tokens_per_s", float("nan")), ("prefill_tokens_per_s", float("inf")),
-     ("transfer_latency_s", "5us"), ("bytes_per_token", 0), ("num_layers", 2.5)],
-)  # fmt: skip
+    [
+        ("pcie_bytes_per_s", 0),
+        ("pcie_bytes_per_s", True),
+        ("transfer_latency_s", -1e-6),
+        ("prefill_tokens_per_s", float("nan")),
+        ("prefill_tokens_per_s", float("inf")),
+        ("transfer_latency_s", "5us"),
+        ("bytes_per_token", 0),
+        ("num_layers", 2.5),
+    ],
+)
 def test_cost_model_refuses_bad_fields_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         CostModel(**{field: value})
@@ -107,16 +120,18 @@ def test_cost_model_refuses_bad_fields_by_name(field, value):
 
 def test_cost_model_methods_refuse_bad_values_by_name():
     m = CostModel()
-    for call, name in ((lambda: m.transfers(-1), "num_blocks"),
-                       (lambda: m.swap_time(1, 0), "block_size"),
-                       (lambda: m.swap_time(1.5, 16), "num_blocks"),
-                       (lambda: m.recompute_time(-1), "num_tokens"),
-                       (lambda: m.per_token(0), "block_size"),
-                       (lambda: section_7_3(m, (16,)), "at least two"),
-                       (lambda: section_7_3(m, (16, 8)), "increasing"),
-                       (lambda: section_7_3(m, (0, 8)), "block size"),
-                       (lambda: bandwidth_window(0, 5000), "transfer_latency_s"),
-                       (lambda: bandwidth_window(5e-6, -1), "prefill_tokens_per_s")):  # fmt: skip
+    for call, name in (
+        (lambda: m.transfers(-1), "num_blocks"),
+        (lambda: m.swap_time(1, 0), "block_size"),
+        (lambda: m.swap_time(1.5, 16), "num_blocks"),
+        (lambda: m.recompute_time(-1), "num_tokens"),
+        (lambda: m.per_token(0), "block_size"),
+        (lambda: section_7_3(m, (16,)), "at least two"),
+        (lambda: section_7_3(m, (16, 8)), "increasing"),
+        (lambda: section_7_3(m, (0, 8)), "block size"),
+        (lambda: bandwidth_window(0, 5000), "transfer_latency_s"),
+        (lambda: bandwidth_window(5e-6, -1), "prefill_tokens_per_s"),
+    ):
         with pytest.raises(ValueError, match=name):
             call()
     with pytest.raises(TypeError, match="CostModel"):
@@ -152,8 +167,14 @@ def test_the_fitted_model_meets_the_three_statements_of_section_7_3():
 def test_the_bandwidth_window_is_exactly_where_the_statements_hold():
     lat, rate = 5e-6, 5_000.0
     low, high = bandwidth_window(lat, rate)
-    for bw, holds in ((low * 0.99, False), (low * 1.01, True), ((low + high) / 2, True),
-                      (high * 0.99, True), (high * 1.01, False), (25e9, False)):  # fmt: skip
+    for bw, holds in (
+        (low * 0.99, False),
+        (low * 1.01, True),
+        ((low + high) / 2, True),
+        (high * 0.99, True),
+        (high * 1.01, False),
+        (25e9, False),
+    ):
         model = CostModel(pcie_bytes_per_s=bw, transfer_latency_s=lat, prefill_tokens_per_s=rate)
         assert section_7_3(model).holds is holds, bw
     # A latency so small that it cannot make block size 1 dear: the bytes must, which caps bw.

@@ -13,26 +13,91 @@ from paged.workloads import Request
 # (policy, options) -> steps, preemptions, peak batch, swapped blocks, recomputed tokens,
 # breakdown (4 decimals) and a digest of the whole step trace.
 PINNED = [
-    ("max", dict(placement="buddy"), 48380, 0, 2, 0, 0,
-     (0.1373, 0.0864, 0.4590, 0.3173), "20cb8e8116b2db63"),
-    ("pow2", dict(placement="buddy"), 27503, 0, 8, 0, 0,
-     (0.2436, 0.1534, 0.1274, 0.4756), "7e583839b5383f2a"),
-    ("oracle", dict(placement="first_fit"), 13527, 0, 13, 0, 0,
-     (0.5000, 0.3176, 0.0, 0.1823), "254c76fd339ce724"),
-    ("paged", dict(block_size=16), 7334, 434, 48, 0, 84904,
-     (0.9570, 0.0173, 0.0002, 0.0254), "ea942dddff4d5f32"),
-    ("paged", dict(block_size=16, preemption="swap"), 7334, 434, 48, 5504, 0,
-     (0.9570, 0.0173, 0.0002, 0.0254), "56fa083ae64b61a2"),
-    ("paged", dict(block_size=8, admission="hold", watermark=0.0), 9917, 340, 50, 0, 70070,
-     (0.6739, 0.0057, 0.0, 0.3204), "5022b2f7510643b1"),
-]  # fmt: skip
+    (
+        "max",
+        dict(placement="buddy"),
+        48380,
+        0,
+        2,
+        0,
+        0,
+        (0.1373, 0.0864, 0.4590, 0.3173),
+        "20cb8e8116b2db63",
+    ),
+    (
+        "pow2",
+        dict(placement="buddy"),
+        27503,
+        0,
+        8,
+        0,
+        0,
+        (0.2436, 0.1534, 0.1274, 0.4756),
+        "7e583839b5383f2a",
+    ),
+    (
+        "oracle",
+        dict(placement="first_fit"),
+        13527,
+        0,
+        13,
+        0,
+        0,
+        (0.5000, 0.3176, 0.0, 0.1823),
+        "254c76fd339ce724",
+    ),
+    (
+        "paged",
+        dict(block_size=16),
+        7334,
+        434,
+        48,
+        0,
+        84904,
+        (0.9570, 0.0173, 0.0002, 0.0254),
+        "ea942dddff4d5f32",
+    ),
+    (
+        "paged",
+        dict(block_size=16, preemption="swap"),
+        7334,
+        434,
+        48,
+        5504,
+        0,
+        (0.9570, 0.0173, 0.0002, 0.0254),
+        "56fa083ae64b61a2",
+    ),
+    (
+        "paged",
+        dict(block_size=8, admission="hold", watermark=0.0),
+        9917,
+        340,
+        50,
+        0,
+        70070,
+        (0.6739, 0.0057, 0.0, 0.3204),
+        "5022b2f7510643b1",
+    ),
+]
 
 
 def trace_digest(result) -> str:
     h = hashlib.sha256()
     for s in result.trace:
-        fields = (s.step, tuple(s.usage), s.num_running, s.num_waiting, s.admitted, s.refused,
-                  s.preempted, s.finished, s.rounded_up, s.swapped_in, s.num_swapped)  # fmt: skip
+        fields = (
+            s.step,
+            tuple(s.usage),
+            s.num_running,
+            s.num_waiting,
+            s.admitted,
+            s.refused,
+            s.preempted,
+            s.finished,
+            s.rounded_up,
+            s.swapped_in,
+            s.num_swapped,
+        )
         h.update(repr(fields).encode())
     return h.hexdigest()[:16]
 
@@ -47,8 +112,7 @@ def test_simulator_numbers_are_pinned(workload, pin):
     policy, options, *want = pin
     r = paged.simulate(workload, policy, kv_slots=6000, **options)
     steps, preemptions, peak, swapped, recomputed, breakdown, digest = want
-    got = (r.num_steps, r.num_preemptions, r.max_batch_size, r.swapped_blocks,
-           r.recomputed_tokens)  # fmt: skip
+    got = (r.num_steps, r.num_preemptions, r.max_batch_size, r.swapped_blocks, r.recomputed_tokens)
     assert got == (steps, preemptions, peak, swapped, recomputed)
     assert tuple(round(v, 4) for v in r.breakdown.values()) == pytest.approx(breakdown, abs=1e-4)
     assert trace_digest(r) == digest
@@ -71,8 +135,9 @@ def serve(s: Scheduler, stop_after: dict) -> list:
             if step.runs:
                 calls.append((step.phase, tuple(run.req_id for run in step.runs)))
             calls += [("preempted", q) for q in step.preempted]
-            tokens = {q: EOS if len(s.output_ids[q]) + 1 >= stop_after[q] else 1
-                      for q in step.sampling}  # fmt: skip
+            tokens = {
+                q: EOS if len(s.output_ids[q]) + 1 >= stop_after[q] else 1 for q in step.sampling
+            }
             record = s.postprocess(step, tokens)
     return calls
 
@@ -122,8 +187,15 @@ def test_phases_come_in_order_and_refuse_a_stale_step():
 def test_real_runs_carry_token_ids_and_a_re_prefill_keeps_its_sampled_token():
     prompt = (7, 8, 9, 10)
     reqs = [Request(i, 4, 12, prompt_token_ids=prompt) for i in range(3)]
-    s = Scheduler(reqs, "paged", kv_slots=32, block_size=4, watermark=0.0, eos_token_id=EOS,
-                  prefill_samples=True)  # fmt: skip
+    s = Scheduler(
+        reqs,
+        "paged",
+        kv_slots=32,
+        block_size=4,
+        watermark=0.0,
+        eos_token_id=EOS,
+        prefill_samples=True,
+    )
     seen = []
     while not s.done:
         record = None
@@ -155,7 +227,7 @@ def test_max_num_seqs_caps_the_batch():
     s = Scheduler(reqs, "paged", kv_slots=400, max_num_seqs=2)
     trace = s.run()
     assert max(t.num_running for t in trace) == 2
-    assert ("max_num_seqs" in {why for t in trace for _, why in t.refused})
+    assert "max_num_seqs" in {why for t in trace for _, why in t.refused}
 
 
 @pytest.mark.parametrize(
@@ -186,8 +258,15 @@ def test_usage_has_named_fields():
 def test_a_shared_prefix_is_held_once_and_copied_on_write():
     """10 shared tokens in blocks of 4: two full blocks held once, the third copied per request."""
     reqs = [Request(i, 20, 6) for i in range(3)]
-    s = Scheduler(reqs, "paged", kv_slots=400, block_size=4, watermark=0.0, shared_prefix=10,
-                  record_layout=True)  # fmt: skip
+    s = Scheduler(
+        reqs,
+        "paged",
+        kv_slots=400,
+        block_size=4,
+        watermark=0.0,
+        shared_prefix=10,
+        record_layout=True,
+    )
     s.postprocess(s.schedule())
     prefill = s.schedule()
     prefix = prefill.prefix

@@ -48,8 +48,9 @@ def _checker_calls_per_cell(nb) -> list[int]:
     for cell in nb.cells:
         source = cell.source if cell.cell_type == "code" else ""
         lines = source.splitlines()  # IPython's %magics and !commands are not Python
-        trees.append(ast.parse("\n".join(ln for ln in lines
-                                          if not ln.lstrip().startswith(("%", "!")))))  # fmt: skip
+        trees.append(
+            ast.parse("\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!"))))
+        )
     names = {
         alias.asname or alias.name
         for tree in trees
@@ -58,10 +59,12 @@ def _checker_calls_per_cell(nb) -> list[int]:
         for alias in node.names
     } - {"solution"}
     return [
-        sum(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id in names for node in ast.walk(tree))
+        sum(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+            for node in ast.walk(tree)
+        )
         for tree in trees
-    ]  # fmt: skip
+    ]
 
 
 def checker_calls(nb) -> int:
@@ -81,8 +84,9 @@ def solve(path: Path, cwd: Path = NOTEBOOKS, timeout: int = 600):
     calls = _checker_calls_per_cell(nb)
     last = max((i for i, n in enumerate(calls) if n), default=len(nb.cells) - 1)
     nb.cells = nb.cells[: last + 1]  # nothing after the last checker call changes a verdict
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(cwd)}}).execute()  # fmt: skip
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    ).execute()
     printed = "".join(
         out.get("text", "")
         for cell in nb.cells

@@ -196,8 +196,14 @@ def test_recorded_ids_are_the_course_tokenizers(model):
 def test_vllm_tokens_equal_the_course_scheduler(model):
     rec = recording(CHAPTER)
     engine = V.generate(rec["request"]["prompt_token_ids"], 48, live=False, **options(rec))
-    ours = pm.generate(model, rec["prompts"], 48, policy="paged", block_size=32,
-                       kv_slots=engine.num_usable_blocks * 32)  # fmt: skip
+    ours = pm.generate(
+        model,
+        rec["prompts"],
+        48,
+        policy="paged",
+        block_size=32,
+        kv_slots=engine.num_usable_blocks * 32,
+    )
     assert ours.tokens == engine.tokens  # 24 of 24 answers, token by token
     assert ours.peak_batch == engine.peak_batch
 
@@ -225,7 +231,11 @@ def test_live_run_equals_its_recording(name):
     assert live.source == "live" and live.tokens == recorded.tokens
     for a, b in zip(live.trace, recorded.trace, strict=True):
         assert (a.num_running, a.admitted, a.preempted, a.finished) == (
-            b.num_running, b.admitted, b.preempted, b.finished)  # fmt: skip
+            b.num_running,
+            b.admitted,
+            b.preempted,
+            b.finished,
+        )
         assert a.layout == b.layout  # the same block ids: vLLM's free queue is deterministic
     assert live.num_free_blocks == recorded.num_free_blocks
     assert live.cached_prompt_tokens == recorded.cached_prompt_tokens

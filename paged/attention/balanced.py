@@ -28,9 +28,14 @@ from .tiles import _attend, _clamp, _load_q, _store_partial
 
 @triton.jit
 def _balanced_chunks(
-    seq_lens_ptr, num_seqs, capacity, num_kv_heads,
-    TILE: tl.constexpr, BLOCK_S: tl.constexpr, MAX_CHUNKS: tl.constexpr,
-):  # fmt: skip
+    seq_lens_ptr,
+    num_seqs,
+    capacity,
+    num_kv_heads,
+    TILE: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+    MAX_CHUNKS: tl.constexpr,
+):
     """Each sequence's (length, chunk count, chunk length, first chunk): `launch.balanced_plan`."""
     offs_s = tl.arange(0, BLOCK_S)
     lens = _clamp(tl.load(seq_lens_ptr + offs_s, mask=offs_s < num_seqs, other=0), 0, capacity)
@@ -45,21 +50,41 @@ def _balanced_chunks(
 
 @triton.jit
 def _paged_attention_balanced_kernel(
-    part_out_ptr, part_lse_ptr, plan_ptr,
-    q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr,
-    scale, num_seqs, num_kv_heads, max_blocks, num_blocks,
-    stride_qs, stride_qh,
-    stride_kb, stride_kt, stride_kh,
-    stride_vb, stride_vt, stride_vh,
+    part_out_ptr,
+    part_lse_ptr,
+    plan_ptr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    block_table_ptr,
+    seq_lens_ptr,
+    scale,
+    num_seqs,
+    num_kv_heads,
+    max_blocks,
+    num_blocks,
+    stride_qs,
+    stride_qh,
+    stride_kb,
+    stride_kt,
+    stride_kh,
+    stride_vb,
+    stride_vt,
+    stride_vh,
     stride_bt,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
     BLOCK_SIZE: tl.constexpr,
-    GROUP: tl.constexpr, BLOCK_G: tl.constexpr,
-    TILE: tl.constexpr, BLOCK_S: tl.constexpr, MAX_CHUNKS: tl.constexpr,
+    GROUP: tl.constexpr,
+    BLOCK_G: tl.constexpr,
+    TILE: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+    MAX_CHUNKS: tl.constexpr,
     TENSOR_CORES: tl.constexpr,
     PRECISION: tl.constexpr,
-    PREFETCH: tl.constexpr, EXP2: tl.constexpr,
-):  # fmt: skip
+    PREFETCH: tl.constexpr,
+    EXP2: tl.constexpr,
+):
     """A grid sized to the GPU; program p takes work units p, p + grid, ... A unit is one chunk
     of one sequence for one KV head; its partial result goes to rows (unit, group member)."""
     pid = tl.program_id(0)
@@ -85,15 +110,55 @@ def _paged_attention_balanced_kernel(
         start = (chunk - tl.sum(tl.where(here, first, 0), 0)) * chunk_len
         end = tl.minimum(start + chunk_len, tl.sum(tl.where(here, lens, 0), 0))
         q_heads = kv_head * GROUP + offs_g
-        q = _load_q(q_ptr + seq * stride_qs, q_heads, g_mask, stride_qh, scale,
-                    HEAD_DIM, BLOCK_D, TENSOR_CORES, EXP2)  # fmt: skip
+        q = _load_q(
+            q_ptr + seq * stride_qs,
+            q_heads,
+            g_mask,
+            stride_qh,
+            scale,
+            HEAD_DIM,
+            BLOCK_D,
+            TENSOR_CORES,
+            EXP2,
+        )
         acc, m_i, l_i = _attend(
-            q, k_ptr, v_ptr, block_table_ptr + seq * stride_bt, kv_head, start, end, scale,
-            num_blocks, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh,
-            HEAD_DIM, BLOCK_D, BLOCK_SIZE, BLOCK_G, TILE, TENSOR_CORES, PRECISION, PREFETCH, EXP2,
-        )  # fmt: skip
-        _store_partial(part_out_ptr, part_lse_ptr, unit * GROUP + offs_g, g_mask, acc, m_i, l_i,
-                       HEAD_DIM, BLOCK_D, EXP2)  # fmt: skip
+            q,
+            k_ptr,
+            v_ptr,
+            block_table_ptr + seq * stride_bt,
+            kv_head,
+            start,
+            end,
+            scale,
+            num_blocks,
+            stride_kb,
+            stride_kt,
+            stride_kh,
+            stride_vb,
+            stride_vt,
+            stride_vh,
+            HEAD_DIM,
+            BLOCK_D,
+            BLOCK_SIZE,
+            BLOCK_G,
+            TILE,
+            TENSOR_CORES,
+            PRECISION,
+            PREFETCH,
+            EXP2,
+        )
+        _store_partial(
+            part_out_ptr,
+            part_lse_ptr,
+            unit * GROUP + offs_g,
+            g_mask,
+            acc,
+            m_i,
+            l_i,
+            HEAD_DIM,
+            BLOCK_D,
+            EXP2,
+        )
 
 
 @functools.cache
@@ -114,14 +179,29 @@ def launch_balanced(q, k_cache, v_cache, block_table, seq_lens, scale, constexpr
     num_blocks, _, num_kv_heads, _ = k_cache.shape
     group = num_q_heads // num_kv_heads
     args = [
-        None, None, None,  # part_out, part_lse, plan: allocated once the grid is known
-        q, k_cache, v_cache, block_table, seq_lens,
-        scale, num_seqs, num_kv_heads, block_table.shape[1], num_blocks,
-        q.stride(0), q.stride(1),
-        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+        None,
+        None,
+        None,  # part_out, part_lse, plan: allocated once the grid is known
+        q,
+        k_cache,
+        v_cache,
+        block_table,
+        seq_lens,
+        scale,
+        num_seqs,
+        num_kv_heads,
+        block_table.shape[1],
+        num_blocks,
+        q.stride(0),
+        q.stride(1),
+        k_cache.stride(0),
+        k_cache.stride(1),
+        k_cache.stride(2),
+        v_cache.stride(0),
+        v_cache.stride(1),
+        v_cache.stride(2),
         block_table.stride(0),
-    ]  # fmt: skip
+    ]
     constexprs = constexprs | dict(
         BLOCK_S=max(16, triton.next_power_of_2(num_seqs)), MAX_CHUNKS=MAX_SEGMENTS
     )
@@ -133,8 +213,9 @@ def launch_balanced(q, k_cache, v_cache, block_table, seq_lens, scale, constexpr
         compiled = kernel.warmup(*args, grid=(1,), **constexprs)
         compiled._init_handles()  # loads it: n_regs is known from here on
         sm = _sm_limits(q.device.index if q.device.index is not None else 0)
-        occupancy = programs_per_sm(compiled.n_regs, compiled.metadata.shared,
-                                    constexprs["num_warps"], **sm["limits"])  # fmt: skip
+        occupancy = programs_per_sm(
+            compiled.n_regs, compiled.metadata.shared, constexprs["num_warps"], **sm["limits"]
+        )
         grid = sm["num_sms"] * occupancy
     units = max_balanced_units(num_seqs, num_kv_heads, grid)
     part_out = torch.empty(units * group, head_dim, dtype=torch.float32, device=q.device)

@@ -64,22 +64,42 @@ def _segment_len(seq_len, partition_size, num_segments):
 
 @triton.jit
 def _paged_attention_kernel(
-    out_ptr, part_out_ptr, part_lse_ptr,
-    q_ptr, k_ptr, v_ptr, block_table_ptr, seq_lens_ptr,
-    scale, partition_size, num_segments, max_blocks, num_blocks,
-    stride_qs, stride_qh,
-    stride_kb, stride_kt, stride_kh,
-    stride_vb, stride_vt, stride_vh,
-    stride_bt, stride_os, stride_oh,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    out_ptr,
+    part_out_ptr,
+    part_lse_ptr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    block_table_ptr,
+    seq_lens_ptr,
+    scale,
+    partition_size,
+    num_segments,
+    max_blocks,
+    num_blocks,
+    stride_qs,
+    stride_qh,
+    stride_kb,
+    stride_kt,
+    stride_kh,
+    stride_vb,
+    stride_vt,
+    stride_vh,
+    stride_bt,
+    stride_os,
+    stride_oh,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
     BLOCK_SIZE: tl.constexpr,
-    GROUP: tl.constexpr, BLOCK_G: tl.constexpr,
+    GROUP: tl.constexpr,
+    BLOCK_G: tl.constexpr,
     TILE: tl.constexpr,
     SPLIT: tl.constexpr,
     TENSOR_CORES: tl.constexpr,
     PRECISION: tl.constexpr,
-    PREFETCH: tl.constexpr, EXP2: tl.constexpr,
-):  # fmt: skip
+    PREFETCH: tl.constexpr,
+    EXP2: tl.constexpr,
+):
     seq, kv_head, segment = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     seq_len = _clamp(tl.load(seq_lens_ptr + seq), 0, max_blocks * BLOCK_SIZE)
     seg_len = _segment_len(seq_len, partition_size, num_segments)
@@ -90,19 +110,50 @@ def _paged_attention_kernel(
     offs_d = tl.arange(0, BLOCK_D)
     g_mask = offs_g < GROUP
     q_heads = kv_head * GROUP + offs_g
-    q = _load_q(q_ptr + seq * stride_qs, q_heads, g_mask, stride_qh, scale,
-                HEAD_DIM, BLOCK_D, TENSOR_CORES, EXP2)  # fmt: skip
+    q = _load_q(
+        q_ptr + seq * stride_qs,
+        q_heads,
+        g_mask,
+        stride_qh,
+        scale,
+        HEAD_DIM,
+        BLOCK_D,
+        TENSOR_CORES,
+        EXP2,
+    )
     acc, m_i, l_i = _attend(
-        q, k_ptr, v_ptr, block_table_ptr + seq * stride_bt, kv_head, start, end, scale,
-        num_blocks, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh,
-        HEAD_DIM, BLOCK_D, BLOCK_SIZE, BLOCK_G, TILE, TENSOR_CORES, PRECISION, PREFETCH, EXP2,
-    )  # fmt: skip
+        q,
+        k_ptr,
+        v_ptr,
+        block_table_ptr + seq * stride_bt,
+        kv_head,
+        start,
+        end,
+        scale,
+        num_blocks,
+        stride_kb,
+        stride_kt,
+        stride_kh,
+        stride_vb,
+        stride_vt,
+        stride_vh,
+        HEAD_DIM,
+        BLOCK_D,
+        BLOCK_SIZE,
+        BLOCK_G,
+        TILE,
+        TENSOR_CORES,
+        PRECISION,
+        PREFETCH,
+        EXP2,
+    )
     if SPLIT:
         row = (seq * (tl.num_programs(1) * GROUP) + q_heads) * num_segments + segment
         # An empty segment stores nothing: the merge reads only segments that hold tokens.
         used = offs_g < tl.where(start < seq_len, GROUP, 0)
-        _store_partial(part_out_ptr, part_lse_ptr, row, used, acc, m_i, l_i,
-                       HEAD_DIM, BLOCK_D, EXP2)  # fmt: skip
+        _store_partial(
+            part_out_ptr, part_lse_ptr, row, used, acc, m_i, l_i, HEAD_DIM, BLOCK_D, EXP2
+        )
     else:
         out = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]  # nothing read leaves zeros
         o_ptrs = out_ptr + seq * stride_os + q_heads[:, None] * stride_oh + offs_d[None, :]
@@ -112,11 +163,21 @@ def _paged_attention_kernel(
 
 @triton.jit
 def _merge_segments_kernel(
-    out_ptr, part_out_ptr, part_lse_ptr, seq_lens_ptr, plan_ptr,
-    partition_size, num_segments, capacity,
-    stride_os, stride_oh,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, CHUNK: tl.constexpr, BALANCED: tl.constexpr,
-):  # fmt: skip
+    out_ptr,
+    part_out_ptr,
+    part_lse_ptr,
+    seq_lens_ptr,
+    plan_ptr,
+    partition_size,
+    num_segments,
+    capacity,
+    stride_os,
+    stride_oh,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    CHUNK: tl.constexpr,
+    BALANCED: tl.constexpr,
+):
     seq, head = tl.program_id(0), tl.program_id(1)
     if BALANCED:  # chunks numbered across the batch; rows (chunk, query head)
         first = tl.load(plan_ptr + 2 * seq)
@@ -182,11 +243,23 @@ class Launch:
 
 
 def launch(
-    q, k_cache, v_cache, block_table, seq_lens, scale=None, *,
-    split: bool | None = None, partition_size: int | None = None, check_values: bool = True,
-    num_segments: int | None = None, path: str | None = None, tile: int | None = None,
-    num_warps: int | None = None, num_stages: int | None = None, variant: str | None = None,
-) -> Launch:  # fmt: skip
+    q,
+    k_cache,
+    v_cache,
+    block_table,
+    seq_lens,
+    scale=None,
+    *,
+    split: bool | None = None,
+    partition_size: int | None = None,
+    check_values: bool = True,
+    num_segments: int | None = None,
+    path: str | None = None,
+    tile: int | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    variant: str | None = None,
+) -> Launch:
     """`paged_attention`, returning what ran with the output (for `gpu_check`)."""
     num_seqs, num_q_heads, group = check_inputs(
         q, k_cache, v_cache, block_table, seq_lens, check_values=check_values
@@ -197,9 +270,16 @@ def launch(
     num_blocks, block_size, num_kv_heads, head_dim = k_cache.shape
     partition_size = DEFAULT_PARTITION_SIZE if partition_size is None else partition_size
     cfg = launch_config(
-        capability, head_dim, group, partition_size, path=path, tile=tile,
-        num_warps=num_warps, num_stages=num_stages, variant=variant,
-    )  # fmt: skip
+        capability,
+        head_dim,
+        group,
+        partition_size,
+        path=path,
+        tile=tile,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        variant=variant,
+    )
     balanced = VARIANTS[cfg.variant].balanced
     split = check_split(cfg.variant, split, num_segments, num_seqs)
     if INTERPRETED:
@@ -232,11 +312,19 @@ def launch(
         scale *= math.log2(math.e)  # the kernel's exponentials and maxima are in base 2
     block_d = max(16, triton.next_power_of_2(head_dim))
     constexprs = dict(
-        HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_SIZE=block_size, GROUP=group,
-        BLOCK_G=cfg.block_g, TILE=cfg.tile, TENSOR_CORES=cfg.path == "tensor_core",
-        PRECISION="ieee" if q.dtype == torch.float32 else "tf32", PREFETCH=prefetch, EXP2=exp2,
-        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-    )  # fmt: skip
+        HEAD_DIM=head_dim,
+        BLOCK_D=block_d,
+        BLOCK_SIZE=block_size,
+        GROUP=group,
+        BLOCK_G=cfg.block_g,
+        TILE=cfg.tile,
+        TENSOR_CORES=cfg.path == "tensor_core",
+        PRECISION="ieee" if q.dtype == torch.float32 else "tf32",
+        PREFETCH=prefetch,
+        EXP2=exp2,
+        num_warps=cfg.num_warps,
+        num_stages=cfg.num_stages,
+    )
     f32 = dict(dtype=torch.float32, device=q.device)
     plan = seq_lens  # read by the merge only when balanced
     if balanced:
@@ -252,35 +340,75 @@ def launch(
             part_out = part_lse = out  # unused
         compiled = [
             _paged_attention_kernel[(num_seqs, num_kv_heads, num_segments)](
-                out, part_out, part_lse,
-                q, k_cache, v_cache, block_table, seq_lens,
-                scale, partition_size, num_segments, block_table.shape[1], num_blocks,
-                q.stride(0), q.stride(1),
-                k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-                v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
-                block_table.stride(0), out.stride(0), out.stride(1),
-                SPLIT=split, **constexprs,
+                out,
+                part_out,
+                part_lse,
+                q,
+                k_cache,
+                v_cache,
+                block_table,
+                seq_lens,
+                scale,
+                partition_size,
+                num_segments,
+                block_table.shape[1],
+                num_blocks,
+                q.stride(0),
+                q.stride(1),
+                k_cache.stride(0),
+                k_cache.stride(1),
+                k_cache.stride(2),
+                v_cache.stride(0),
+                v_cache.stride(1),
+                v_cache.stride(2),
+                block_table.stride(0),
+                out.stride(0),
+                out.stride(1),
+                SPLIT=split,
+                **constexprs,
             )
-        ]  # fmt: skip
+        ]
     if split:
         compiled.append(
             _merge_segments_kernel[(num_seqs, num_q_heads)](
-                out, part_out, part_lse, seq_lens, plan,
-                partition_size, num_segments, capacity,
-                out.stride(0), out.stride(1),
-                HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=MERGE_CHUNK, BALANCED=balanced,
+                out,
+                part_out,
+                part_lse,
+                seq_lens,
+                plan,
+                partition_size,
+                num_segments,
+                capacity,
+                out.stride(0),
+                out.stride(1),
+                HEAD_DIM=head_dim,
+                BLOCK_D=block_d,
+                CHUNK=MERGE_CHUNK,
+                BALANCED=balanced,
                 num_warps=4,
             )
-        )  # fmt: skip
+        )
     return Launch(out, cfg, split, num_segments, [c for c in compiled if c is not None])
 
 
 def paged_attention(
-    q, k_cache, v_cache, block_table, seq_lens, scale=None, *,
-    split: bool | None = None, partition_size: int | None = None, check_values: bool = True,
-    num_segments: int | None = None, path: str | None = None, tile: int | None = None,
-    num_warps: int | None = None, num_stages: int | None = None, variant: str | None = None,
-):  # fmt: skip
+    q,
+    k_cache,
+    v_cache,
+    block_table,
+    seq_lens,
+    scale=None,
+    *,
+    split: bool | None = None,
+    partition_size: int | None = None,
+    check_values: bool = True,
+    num_segments: int | None = None,
+    path: str | None = None,
+    tile: int | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    variant: str | None = None,
+):
     """Decode attention with K/V read through `block_table`, by the Triton kernel.
 
     `split` forces (True) or forbids (False) the split-K path; None picks from occupancy and
@@ -295,8 +423,19 @@ def paged_attention(
     num_segments). An empty sequence (seq_len 0) gives zeros.
     """
     return launch(
-        q, k_cache, v_cache, block_table, seq_lens, scale,
-        split=split, partition_size=partition_size, check_values=check_values,
-        num_segments=num_segments, path=path, tile=tile,
-        num_warps=num_warps, num_stages=num_stages, variant=variant,
-    ).out  # fmt: skip
+        q,
+        k_cache,
+        v_cache,
+        block_table,
+        seq_lens,
+        scale,
+        split=split,
+        partition_size=partition_size,
+        check_values=check_values,
+        num_segments=num_segments,
+        path=path,
+        tile=tile,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        variant=variant,
+    ).out

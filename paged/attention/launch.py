@@ -139,10 +139,17 @@ def check_split(variant: str, split, num_segments, num_seqs: int):
 
 
 def launch_config(
-    capability: tuple[int, int] | None, head_dim: int, group: int, partition_size: int, *,
-    path: str | None = None, tile: int | None = None,
-    num_warps: int | None = None, num_stages: int | None = None, variant: str | None = None,
-) -> LaunchConfig:  # fmt: skip
+    capability: tuple[int, int] | None,
+    head_dim: int,
+    group: int,
+    partition_size: int,
+    *,
+    path: str | None = None,
+    tile: int | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    variant: str | None = None,
+) -> LaunchConfig:
     """The launch for a GPU of `capability` (None: the CPU interpreter); overrides are checked."""
     if not isinstance(partition_size, int) or partition_size < 1 or partition_size % MIN_PARTITION:
         raise ValueError(
@@ -187,9 +194,14 @@ def launch_config(
 
 
 def modelled_time(
-    num_segments: int, num_seqs: int, num_kv_heads: int, max_seq_len: int, partition_size: int,
-    num_sms: int, programs_per_sm: int = PROGRAMS_PER_SM,
-) -> int:  # fmt: skip
+    num_segments: int,
+    num_seqs: int,
+    num_kv_heads: int,
+    max_seq_len: int,
+    partition_size: int,
+    num_sms: int,
+    programs_per_sm: int = PROGRAMS_PER_SM,
+) -> int:
     """Decode time in tokens read by one program: waves x (longest segment + overhead) + merge."""
     partitions = -(-max_seq_len // partition_size)
     slots = max(1, num_sms * programs_per_sm)
@@ -199,9 +211,14 @@ def modelled_time(
 
 
 def choose_num_segments(
-    num_seqs: int, num_kv_heads: int, max_seq_len: int, partition_size: int, num_sms: int,
-    programs_per_sm: int = PROGRAMS_PER_SM, max_segments: int = MAX_SEGMENTS,
-) -> int:  # fmt: skip
+    num_seqs: int,
+    num_kv_heads: int,
+    max_seq_len: int,
+    partition_size: int,
+    num_sms: int,
+    programs_per_sm: int = PROGRAMS_PER_SM,
+    max_segments: int = MAX_SEGMENTS,
+) -> int:
     """Segments per sequence: the fewest whose `modelled_time` is within 10 % of the least.
 
     The grid has num_seqs x num_kv_heads x s programs; num_sms x programs_per_sm run at once,
@@ -242,9 +259,14 @@ def balanced_plan(seq_lens, num_kv_heads: int, num_programs: int, tile: int) -> 
 
 
 def programs_per_sm(
-    n_regs: int, shared_bytes: int, num_warps: int, *,
-    regs_per_sm: int = 65536, shared_per_sm: int = 233472, threads_per_sm: int = 2048,
-) -> int:  # fmt: skip
+    n_regs: int,
+    shared_bytes: int,
+    num_warps: int,
+    *,
+    regs_per_sm: int = 65536,
+    shared_per_sm: int = 233472,
+    threads_per_sm: int = 2048,
+) -> int:
     """Programs of one compiled kernel resident on an SM at once (its occupancy), at least 1.
 
     Registers are allocated per warp in units of 256; each program also reserves 1 KiB of

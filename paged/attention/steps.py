@@ -51,10 +51,20 @@ def default_device() -> str:
 
 
 def make_case(
-    lens, block_size, num_q_heads=4, num_kv_heads=2, head_dim=HEAD_DIM, *,
-    seed=0, spare_blocks=3, q_scale=1.0, dtype=torch.float32, device=None, table_width=None,
+    lens,
+    block_size,
+    num_q_heads=4,
+    num_kv_heads=2,
+    head_dim=HEAD_DIM,
+    *,
+    seed=0,
+    spare_blocks=3,
+    q_scale=1.0,
+    dtype=torch.float32,
+    device=None,
+    table_width=None,
     poison=False,
-):  # fmt: skip
+):
     """(q, k_cache, v_cache, block_table, seq_lens): shuffled physical blocks, -1 padding.
 
     `table_width` widens the block table (default: one column more than the longest needs).
@@ -102,8 +112,12 @@ def _poisoned(q, k_cache, v_cache, table, seq_lens):
     q_flat[: q.numel()] = q.flatten()
     t_flat = torch.full((2 * table.numel(),), -1, dtype=table.dtype)
     t_flat[: table.numel()] = table.flatten()
-    return (q_flat[: q.numel()].view(q.shape), *caches,
-            t_flat[: table.numel()].view(table.shape), seq_lens)  # fmt: skip
+    return (
+        q_flat[: q.numel()].view(q.shape),
+        *caches,
+        t_flat[: table.numel()].view(table.shape),
+        seq_lens,
+    )
 
 
 def _to(t, device):
@@ -126,9 +140,18 @@ def cases(max_len: int | None = None, seed: int = 0) -> list[tuple]:
 
 
 def launch_attention(
-    kernel, q, k_cache, v_cache, block_table, seq_lens, *,
-    per: str = "q_head", tile: int = 16, out=None, **constexprs,
-):  # fmt: skip
+    kernel,
+    q,
+    k_cache,
+    v_cache,
+    block_table,
+    seq_lens,
+    *,
+    per: str = "q_head",
+    tile: int = 16,
+    out=None,
+    **constexprs,
+):
     """Run a chapter-7 attention kernel; return `out` (num_seqs, num_q_heads, head_dim).
 
     Every step's kernel takes the same arguments: (q, k_cache, v_cache, block_table, seq_lens,
@@ -141,11 +164,21 @@ def launch_attention(
     out = torch.empty_like(q) if out is None else out
     heads = {"q_head": num_q_heads, "kv_head": num_kv_heads}[per]
     kernel[(num_seqs, heads)](
-        q, k_cache, v_cache, block_table, seq_lens, out,
-        head_dim**-0.5, block_table.shape[1],
-        BLOCK_SIZE=block_size, KV_HEADS=num_kv_heads, GROUP=num_q_heads // num_kv_heads,
-        HEAD_DIM=head_dim, TILE=tile, **constexprs,
-    )  # fmt: skip
+        q,
+        k_cache,
+        v_cache,
+        block_table,
+        seq_lens,
+        out,
+        head_dim**-0.5,
+        block_table.shape[1],
+        BLOCK_SIZE=block_size,
+        KV_HEADS=num_kv_heads,
+        GROUP=num_q_heads // num_kv_heads,
+        HEAD_DIM=head_dim,
+        TILE=tile,
+        **constexprs,
+    )
     return out
 
 
@@ -160,15 +193,22 @@ def library_source() -> str:
     from . import kernel
 
     def jitted(module):
-        return [obj for obj in vars(module).values()
-                if hasattr(obj, "fn") and callable(getattr(obj, "__getitem__", None))
-                and obj.fn.__module__.startswith("paged.attention")]  # fmt: skip
+        return [
+            obj
+            for obj in vars(module).values()
+            if hasattr(obj, "fn")
+            and callable(getattr(obj, "__getitem__", None))
+            and obj.fn.__module__.startswith("paged.attention")
+        ]
 
-    modules = [kernel] + sorted({sys.modules[k.fn.__module__] for k in jitted(kernel)} - {kernel},
-                                key=lambda m: m.__name__)  # fmt: skip
+    modules = [kernel] + sorted(
+        {sys.modules[k.fn.__module__] for k in jitted(kernel)} - {kernel}, key=lambda m: m.__name__
+    )
     found = {id(k): k for m in modules for k in jitted(m) if k.fn.__module__ == m.__name__}
-    ordered = sorted(found.values(), key=lambda k: (modules.index(sys.modules[k.fn.__module__]),
-                                                    k.fn.__code__.co_firstlineno))  # fmt: skip
+    ordered = sorted(
+        found.values(),
+        key=lambda k: (modules.index(sys.modules[k.fn.__module__]), k.fn.__code__.co_firstlineno),
+    )
     return "\n\n".join(inspect.getsource(k.fn) for k in ordered)
 
 
@@ -189,11 +229,20 @@ def check_against_reference(fn, name: str, max_len: int | None = None, atol: flo
         err = (got.float() - want.float()).abs().max().item()
         if not err < atol:  # also catches NaN
             table, lens = args[3], args[4].tolist()
-            raise AssertionError(DIFFERS.format(
-                name=name, err=f"{err:.3g}", atol=f"{atol:g}", block_size=args[1].shape[1],
-                lens=lens, table=table.tolist()))  # fmt: skip
-    specs = [(bs, [n for n in lens if max_len is None or n <= max_len], h, kv)
-             for bs, lens, h, kv in CASE_SPECS]  # fmt: skip
+            raise AssertionError(
+                DIFFERS.format(
+                    name=name,
+                    err=f"{err:.3g}",
+                    atol=f"{atol:g}",
+                    block_size=args[1].shape[1],
+                    lens=lens,
+                    table=table.tolist(),
+                )
+            )
+    specs = [
+        (bs, [n for n in lens if max_len is None or n <= max_len], h, kv)
+        for bs, lens, h, kv in CASE_SPECS
+    ]
     specs = [spec for spec in specs if spec[1]]
     lengths = sorted({n for _, lens, _, _ in specs for n in lens})
     sizes = ", ".join(str(s[0]) for s in specs)

@@ -35,9 +35,17 @@ def _block_ids(table_ptrs, mask, num_blocks):
 
 
 @triton.jit
-def _load_q(q_row_ptr, q_heads, g_mask, stride_qh, scale,
-            HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-            TENSOR_CORES: tl.constexpr, EXP2: tl.constexpr):  # fmt: skip
+def _load_q(
+    q_row_ptr,
+    q_heads,
+    g_mask,
+    stride_qh,
+    scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    TENSOR_CORES: tl.constexpr,
+    EXP2: tl.constexpr,
+):
     """The group's query rows (BLOCK_G, BLOCK_D); fp32 for CUDA cores, pre-scaled under EXP2."""
     offs_d = tl.arange(0, BLOCK_D)
     q = tl.load(
@@ -54,12 +62,31 @@ def _load_q(q_row_ptr, q_heads, g_mask, stride_qh, scale,
 
 @triton.jit
 def _attend(
-    q, k_ptr, v_ptr, table_row_ptr, kv_head, start, end, scale, num_blocks,
-    stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_SIZE: tl.constexpr,
-    BLOCK_G: tl.constexpr, TILE: tl.constexpr, TENSOR_CORES: tl.constexpr,
-    PRECISION: tl.constexpr, PREFETCH: tl.constexpr, EXP2: tl.constexpr,
-):  # fmt: skip
+    q,
+    k_ptr,
+    v_ptr,
+    table_row_ptr,
+    kv_head,
+    start,
+    end,
+    scale,
+    num_blocks,
+    stride_kb,
+    stride_kt,
+    stride_kh,
+    stride_vb,
+    stride_vt,
+    stride_vh,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    BLOCK_G: tl.constexpr,
+    TILE: tl.constexpr,
+    TENSOR_CORES: tl.constexpr,
+    PRECISION: tl.constexpr,
+    PREFETCH: tl.constexpr,
+    EXP2: tl.constexpr,
+):
     """Online softmax over tokens [start, end) of one KV head: (acc, m_i, l_i), unnormalised.
 
     EXP2: `scale` carries log2(e), so scores and m_i are in base 2.
@@ -124,8 +151,18 @@ def _attend(
 
 
 @triton.jit
-def _store_partial(part_out_ptr, part_lse_ptr, row, used, acc, m_i, l_i,
-                   HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, EXP2: tl.constexpr):  # fmt: skip
+def _store_partial(
+    part_out_ptr,
+    part_lse_ptr,
+    row,
+    used,
+    acc,
+    m_i,
+    l_i,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    EXP2: tl.constexpr,
+):
     """A segment's normalised output and natural log-sum-exp, into rows `row` where `used`."""
     offs_d = tl.arange(0, BLOCK_D)
     l_safe = tl.where(l_i > 0, l_i, 1.0)  # nothing read leaves zeros

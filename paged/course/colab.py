@@ -132,8 +132,15 @@ def sync_notebook(path: Path, root: Path, repo: str = REPO) -> list[str]:
     badge = colab_badge(path.relative_to(root / "notebooks").as_posix(), repo)
     head = "".join(cells[0]["source"]) if cells and cells[0]["cell_type"] == "markdown" else None
     if head is None:
-        cells.insert(0, {"cell_type": "markdown", "id": _cell_id(path, "badge"), "metadata": {},
-                         "source": _lines(badge)})
+        cells.insert(
+            0,
+            {
+                "cell_type": "markdown",
+                "id": _cell_id(path, "badge"),
+                "metadata": {},
+                "source": _lines(badge),
+            },
+        )
         changed.append("added a badge cell")
     elif badge not in head:
         new = BADGE.sub(lambda _: badge, head) if BADGE.search(head) else None
@@ -144,18 +151,31 @@ def sync_notebook(path: Path, root: Path, repo: str = REPO) -> list[str]:
         changed.append("badge")
     setup = setup_cell(repo, edition(path), path.name)
     second = cells[1] if len(cells) > 1 else None
-    is_setup = (second is not None and second["cell_type"] == "code"
-                and "google.colab" in "".join(second["source"]))
+    is_setup = (
+        second is not None
+        and second["cell_type"] == "code"
+        and "google.colab" in "".join(second["source"])
+    )
     if not is_setup:
-        cells.insert(1, {"cell_type": "code", "execution_count": None, "metadata": {},
-                         "id": _cell_id(path, "setup"), "outputs": [], "source": _lines(setup)})
+        cells.insert(
+            1,
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "id": _cell_id(path, "setup"),
+                "outputs": [],
+                "source": _lines(setup),
+            },
+        )
         changed.append("added a setup cell (re-execute the notebook)")
     elif "".join(second["source"]) != setup:
         second["source"] = _lines(setup)
         changed.append("setup cell")
     if changed:  # written the way nbformat writes, so a re-execution changes nothing else
-        path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return changed
 
 
@@ -227,14 +247,16 @@ def runtime_hint(runtime: Runtime | None = None) -> str | None:
     if rt.gpu is None:
         if not rt.colab:
             return None  # local CPU: the kernel runs under Triton's interpreter, as chapter 0 says
-        return str(msg(
-            "This Colab runtime has no GPU, so the Triton kernels of chapters 6 and 7 would crawl "
-            "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → Save, "
-            "then run the notebook again from the top.",
-            "이 Colab 런타임에는 GPU가 없어서 이 코스의 6장과 7장의 Triton 커널이 CPU "
-            "인터프리터에서 아주 느리게 돕니다. 런타임 → 런타임 유형 변경 → T4 GPU → 저장을 "
-            "고른 뒤, 노트북을 처음부터 다시 실행하세요.",
-        ))  # fmt: skip
+        return str(
+            msg(
+                "This Colab runtime has no GPU, so the Triton kernels of chapters 6 and 7 would crawl "
+                "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → Save, "
+                "then run the notebook again from the top.",
+                "이 Colab 런타임에는 GPU가 없어서 이 코스의 6장과 7장의 Triton 커널이 CPU "
+                "인터프리터에서 아주 느리게 돕니다. 런타임 → 런타임 유형 변경 → T4 GPU → 저장을 "
+                "고른 뒤, 노트북을 처음부터 다시 실행하세요.",
+            )
+        )
     major, minor = rt.capability
     if major < 8:
         return msg(
@@ -250,14 +272,23 @@ def runtime_hint(runtime: Runtime | None = None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paged.course",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m paged.course", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--repo", help="OWNER/NAME of your fork on GitHub (rewrites everything)")
     parser.add_argument("--check", action="store_true", help="list notebooks that disagree; exit 1")
-    parser.add_argument("notebook", nargs="*", type=Path,
-                        help="rewrite only these notebooks (default: every one, every edition)")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2],
-                        help="the repository's root (default: the checkout this file is in)")
+    parser.add_argument(
+        "notebook",
+        nargs="*",
+        type=Path,
+        help="rewrite only these notebooks (default: every one, every edition)",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(__file__).resolve().parents[2],
+        help="the repository's root (default: the checkout this file is in)",
+    )
     args = parser.parse_args(argv)
     if args.check:
         bad = disagreements(args.root)

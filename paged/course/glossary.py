@@ -61,8 +61,9 @@ _CODE = re.compile(r"`[^`]*`|```.*?```", re.S)
 def variants(text: str) -> list[tuple[str, str]]:
     """(variant found, preferred term) for every forbidden variant in `text` outside code."""
     prose = _CODE.sub(" ", text)
-    return [(m.group(0), fix) for pattern, fix in FORBIDDEN.items()
-            for m in re.finditer(pattern, prose)]  # fmt: skip
+    return [
+        (m.group(0), fix) for pattern, fix in FORBIDDEN.items() for m in re.finditer(pattern, prose)
+    ]
 
 
 # Chapter references: "이 코스의 3장", "이 코스의 2, 4, 9장", "가이드의 09장"; a bare "3장" is
@@ -78,8 +79,9 @@ def unqualified_chapter_refs(text: str) -> list[str]:
     """Every "N장" in `text` (outside code) that says neither 이 코스의 nor 가이드의."""
     prose = _CODE.sub(" ", text)
     covered = [m.span() for m in _QUALIFIED.finditer(prose)]
-    return [m.group(0) for m in _REF.finditer(prose)
-            if not any(a <= m.start() < b for a, b in covered)]  # fmt: skip
+    return [
+        m.group(0) for m in _REF.finditer(prose) if not any(a <= m.start() < b for a, b in covered)
+    ]
 
 
 # A gloss: a Korean term followed by its English original in parentheses, "블록 테이블(block

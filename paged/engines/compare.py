@@ -38,7 +38,9 @@ class SideBySide:
     @property
     def agreeing_steps(self) -> int:
         """Steps after which both ran as many requests and held as many blocks."""
-        pairs = zip(zip(*self.running), zip(*self.free_blocks), strict=False)
+        pairs = zip(
+            zip(*self.running, strict=False), zip(*self.free_blocks, strict=False), strict=False
+        )
         return sum(r[0] == r[1] and f[0] == f[1] for r, f in pairs)
 
     @property
@@ -46,9 +48,10 @@ class SideBySide:
         """The first step whose running count, free blocks or victims differ (None: none)."""
         victims = [dict(p) for p in self.preempted]
         for t in range(max(self.steps)):
-            sides = [(run[t] if t < len(run) else None, free[t] if t < len(free) else None,
-                      v.get(t, ())) for run, free, v in zip(self.running, self.free_blocks,
-                                                             victims, strict=True)]  # fmt: skip
+            sides = [
+                (run[t] if t < len(run) else None, free[t] if t < len(free) else None, v.get(t, ()))
+                for run, free, v in zip(self.running, self.free_blocks, victims, strict=True)
+            ]
             if sides[0] != sides[1]:
                 return t
         return None
@@ -57,8 +60,11 @@ class SideBySide:
         """A table of the two runs, then where they part."""
         a, b = self.names
         lines = [f"{a:>41} {b:>16}"]
-        rows = [(PEAK, *self.peak_batch), (STEPS, *self.steps),
-                (PREEMPTIONS, *(sum(len(ids) for _, ids in p) for p in self.preempted))]
+        rows = [
+            (PEAK, *self.peak_batch),
+            (STEPS, *self.steps),
+            (PREEMPTIONS, *(sum(len(ids) for _, ids in p) for p in self.preempted)),
+        ]
         lines += [f"{str(name):24s} {x!s:>16} {y!s:>16}" for name, x, y in rows]
         for name, p in zip(self.names, self.preempted, strict=True):
             victims = " ".join(f"{t}:{','.join(map(str, ids))}" for t, ids in p) or "-"
@@ -80,10 +86,13 @@ def compare(course, engine, names=("course", "vLLM")) -> SideBySide:
         names=tuple(names),
         same_tokens=course.tokens == engine.tokens,
         running=tuple(tuple(s.num_running for s in side.trace) for side in sides),
-        free_blocks=tuple(tuple(n - held_blocks(s) for s in side.trace)
-                          for side, n in zip(sides, usable, strict=True)),  # fmt: skip
-        preempted=tuple(tuple((s.step, s.preempted) for s in side.trace if s.preempted)
-                        for side in sides),  # fmt: skip
+        free_blocks=tuple(
+            tuple(n - held_blocks(s) for s in side.trace)
+            for side, n in zip(sides, usable, strict=True)
+        ),
+        preempted=tuple(
+            tuple((s.step, s.preempted) for s in side.trace if s.preempted) for side in sides
+        ),
         peak_batch=(course.peak_batch, engine.peak_batch),
     )
 
@@ -99,8 +108,12 @@ PEAK = msg("peak batch", "최대 배치")
 STEPS = msg("steps", "단계 수")
 PREEMPTIONS = msg("preemptions", "선점 횟수")
 VICTIMS = msg("{name} preempted (step:request): {victims}", "{name}의 선점 (단계:요청): {victims}")
-AGREE = msg("running requests and free blocks agree after {n} of {total} steps",
-            "실행 중인 요청 수와 빈 블록 수가 {total}단계 중 {n}단계에서 같음")  # fmt: skip
-SAME_ALL = msg("no step differs: same running requests, free blocks and victims throughout",
-               "다른 단계 없음: 실행 중인 요청, 빈 블록, 선점된 요청이 처음부터 끝까지 같음")  # fmt: skip
+AGREE = msg(
+    "running requests and free blocks agree after {n} of {total} steps",
+    "실행 중인 요청 수와 빈 블록 수가 {total}단계 중 {n}단계에서 같음",
+)
+SAME_ALL = msg(
+    "no step differs: same running requests, free blocks and victims throughout",
+    "다른 단계 없음: 실행 중인 요청, 빈 블록, 선점된 요청이 처음부터 끝까지 같음",
+)
 FIRST_DIFF = msg("the runs first differ after step {step}", "두 실행은 {step}단계 뒤에 처음 갈라짐")

@@ -54,8 +54,11 @@ def is_converted(folder: Path, key: str) -> bool:
     except (OSError, ValueError):
         return False
     files = marker.get("files", [])
-    return marker.get("key") == key and all((Path(folder) / f).is_file() for f in files) \
-        and bool(files)  # fmt: skip
+    return (
+        marker.get("key") == key
+        and all((Path(folder) / f).is_file() for f in files)
+        and bool(files)
+    )
 
 
 def _write(path: Path, out: Path, key: str) -> None:
@@ -65,8 +68,9 @@ def _write(path: Path, out: Path, key: str) -> None:
 
     from ..model.weights import load_tokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name,
-                                                 dtype=torch.float32)  # fmt: skip
+    model = AutoModelForCausalLM.from_pretrained(
+        path.parent, gguf_file=path.name, dtype=torch.float32
+    )
     # The weights are plain fp32 now; the marker would make readers look for a GGUF quantizer.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -100,8 +104,15 @@ def ensure_converted(path: Path | None = None, directory: Path | None = None) ->
     if is_converted(final, key):
         return final
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
-    args = [sys.executable, "-m", "paged.engines.convert", "--gguf", str(path),
-            "--cache", str(final.parent)]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "paged.engines.convert",
+        "--gguf",
+        str(path),
+        "--cache",
+        str(final.parent),
+    ]
     done = subprocess.run(args, env=env, capture_output=True, text=True)
     if done.returncode != 0 or not is_converted(final, key):
         raise ConversionFailed(

@@ -100,8 +100,10 @@ def vllm_python() -> Path | None:
     if override:
         path = Path(override).expanduser()
         if not (path.is_file() and os.access(path, os.X_OK)):
-            raise VLLMNotFound(f"PAGED_VLLM_PYTHON={override!r} is not an executable Python; "
-                               f"unset it to use .venv-vllm, which {FIX}")  # fmt: skip
+            raise VLLMNotFound(
+                f"PAGED_VLLM_PYTHON={override!r} is not an executable Python; "
+                f"unset it to use .venv-vllm, which {FIX}"
+            )
         return path
     path = ROOT / ".venv-vllm" / "bin" / "python"
     return path if (path.parent.parent / ".installed-stamp").is_file() else None
@@ -110,23 +112,30 @@ def vllm_python() -> Path | None:
 def _live_python() -> Path:
     python = vllm_python()
     if python is None:
-        raise VLLMNotFound(f"live=True needs vLLM's environment, and {ROOT / '.venv-vllm'} is not "
-                           f"built: {FIX}; or pass live=None to use a recording")  # fmt: skip
+        raise VLLMNotFound(
+            f"live=True needs vLLM's environment, and {ROOT / '.venv-vllm'} is not "
+            f"built: {FIX}; or pass live=None to use a recording"
+        )
     return python
 
 
 def check_request(ids, max_new_tokens, kv_blocks, block_size, max_model_len) -> dict:
     """The request as the child and the recordings take it; every bad value raises here."""
     ok = isinstance(ids, list | tuple) and len(ids) > 0
-    if not ok or not all(isinstance(p, list | tuple) and p and all(type(t) is int for t in p)
-                         for p in ids):  # fmt: skip
-        raise ValueError(f"prompt_token_ids must be a non-empty list of non-empty lists of "
-                         f"int ids (paged.model.prompt_ids), got {ids!r:.60}")  # fmt: skip
+    if not ok or not all(
+        isinstance(p, list | tuple) and p and all(type(t) is int for t in p) for p in ids
+    ):
+        raise ValueError(
+            f"prompt_token_ids must be a non-empty list of non-empty lists of "
+            f"int ids (paged.model.prompt_ids), got {ids!r:.60}"
+        )
     max_new_tokens = require_int("max_new_tokens", max_new_tokens, at_least=1)
     block_size = require_int("block_size", block_size, at_least=1)
     if block_size % BLOCK_MULTIPLE:
-        raise ValueError(f"block_size={block_size}: vLLM's CPU attention needs a multiple of "
-                         f"{BLOCK_MULTIPLE}; use 32 or 64")  # fmt: skip
+        raise ValueError(
+            f"block_size={block_size}: vLLM's CPU attention needs a multiple of "
+            f"{BLOCK_MULTIPLE}; use 32 or 64"
+        )
     kv_blocks = require_int("kv_blocks", kv_blocks, at_least=2)
     usable = kv_blocks - NUM_NULL_BLOCKS
     lens = [len(p) + max_new_tokens for p in ids]
@@ -143,25 +152,36 @@ def check_request(ids, max_new_tokens, kv_blocks, block_size, max_model_len) -> 
         max_model_len = longest
     max_model_len = require_int("max_model_len", max_model_len, at_least=1)
     if max_model_len > longest:
-        raise ValueError(f"max_model_len={max_model_len} is longer than the pool holds: "
-                         f"({kv_blocks} - 1) x {block_size} = {longest}; lower it or raise "
-                         "kv_blocks")  # fmt: skip
+        raise ValueError(
+            f"max_model_len={max_model_len} is longer than the pool holds: "
+            f"({kv_blocks} - 1) x {block_size} = {longest}; lower it or raise "
+            "kv_blocks"
+        )
     if max_model_len < lens[i]:
-        raise PromptTooLong(f"prompt {i} + max_new_tokens = {lens[i]} tokens > max_model_len="
-                            f"{max_model_len}; raise max_model_len")  # fmt: skip
+        raise PromptTooLong(
+            f"prompt {i} + max_new_tokens = {lens[i]} tokens > max_model_len="
+            f"{max_model_len}; raise max_model_len"
+        )
     sizes = {"kv_blocks": kv_blocks, "block_size": block_size, "max_model_len": max_model_len}
     return {"prompt_token_ids": [list(p) for p in ids], "max_new_tokens": max_new_tokens} | sizes
 
 
 def make_request(
-    prompt_token_ids, max_new_tokens, *, kv_blocks, block_size=32, prefix_caching=False,
-    max_num_seqs=None, max_model_len=None,
-) -> dict:  # fmt: skip
+    prompt_token_ids,
+    max_new_tokens,
+    *,
+    kv_blocks,
+    block_size=32,
+    prefix_caching=False,
+    max_num_seqs=None,
+    max_model_len=None,
+) -> dict:
     """The request as the child runs it and a recording keeps it (all of `generate`'s checks)."""
     request = check_request(prompt_token_ids, max_new_tokens, kv_blocks, block_size, max_model_len)
     request["prefix_caching"] = bool(prefix_caching)
-    request["max_num_seqs"] = None if max_num_seqs is None else require_int(
-        "max_num_seqs", max_num_seqs, at_least=1)  # fmt: skip
+    request["max_num_seqs"] = (
+        None if max_num_seqs is None else require_int("max_num_seqs", max_num_seqs, at_least=1)
+    )
     return request
 
 
@@ -187,9 +207,14 @@ def generate(
     threads in the child (1 is fastest on a busy 2-core machine).
     """
     request = make_request(
-        prompt_token_ids, max_new_tokens, kv_blocks=kv_blocks, block_size=block_size,
-        prefix_caching=prefix_caching, max_num_seqs=max_num_seqs, max_model_len=max_model_len,
-    )  # fmt: skip
+        prompt_token_ids,
+        max_new_tokens,
+        kv_blocks=kv_blocks,
+        block_size=block_size,
+        prefix_caching=prefix_caching,
+        max_num_seqs=max_num_seqs,
+        max_model_len=max_model_len,
+    )
     python = _live_python() if live else vllm_python() if live is None else None
     if python is None:
         return from_record(find_recording(request), "recorded")
@@ -201,18 +226,29 @@ def run_child(python: Path, request: dict, threads: int = 1) -> dict:
     from .convert import ensure_converted
 
     model_dir = ensure_converted()
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), HF_HUB_OFFLINE="1",
-               VLLM_ENABLE_V1_MULTIPROCESSING="0", TOKENIZERS_PARALLELISM="false")  # fmt: skip
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS=str(threads),
+        HF_HUB_OFFLINE="1",
+        VLLM_ENABLE_V1_MULTIPROCESSING="0",
+        TOKENIZERS_PARALLELISM="false",
+    )
     with tempfile.TemporaryDirectory(prefix="paged-vllm-") as tmp:
         req, out, log = (Path(tmp) / n for n in ("request.json", "result.json", "child.log"))
         req.write_text(json.dumps(dict(request, model_dir=str(model_dir))))
         with open(log, "w") as f:
-            done = subprocess.run([str(python), str(CHILD), str(req), str(out)], env=env,
-                                  stdout=f, stderr=subprocess.STDOUT)  # fmt: skip
+            done = subprocess.run(
+                [str(python), str(CHILD), str(req), str(out)],
+                env=env,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+            )
         if done.returncode != 0 or not out.is_file():
             tail = log.read_text(errors="replace")[-3000:]
-            raise EngineFailed(f"vLLM ({python}) exited with status {done.returncode} and no "
-                               f"result; its last words:\n{tail}")  # fmt: skip
+            raise EngineFailed(
+                f"vLLM ({python}) exited with status {done.returncode} and no "
+                f"result; its last words:\n{tail}"
+            )
         return json.loads(out.read_text())
 
 
@@ -227,8 +263,11 @@ def find_recording(request: dict) -> dict:
     for rec in have:
         if rec["request"] == request:
             return rec
-    names = ", ".join(f"{r['name']} ({len(r['request']['prompt_token_ids'])} prompts, "
-                      f"kv_blocks={r['request']['kv_blocks']})" for r in have)  # fmt: skip
+    names = ", ".join(
+        f"{r['name']} ({len(r['request']['prompt_token_ids'])} prompts, "
+        f"kv_blocks={r['request']['kv_blocks']})"
+        for r in have
+    )
     raise RecordingNotFound(
         f"vLLM's environment is not built and no recording holds this request "
         f"({len(request['prompt_token_ids'])} prompts, max_new_tokens={request['max_new_tokens']}, "
@@ -237,12 +276,24 @@ def find_recording(request: dict) -> dict:
     )
 
 
-def record(name: str, prompt_token_ids, max_new_tokens: int, *, prompts=None, system=None,
-           threads: int = 1, **options) -> EngineResult:  # fmt: skip
+def record(
+    name: str,
+    prompt_token_ids,
+    max_new_tokens: int,
+    *,
+    prompts=None,
+    system=None,
+    threads: int = 1,
+    **options,
+) -> EngineResult:
     """Run live and keep the run as recordings/`name`.json (with the prompts' text, if given)."""
     request = make_request(prompt_token_ids, max_new_tokens, **options)
-    rec = {"prompts": prompts, "system": system, "request": request,
-           "result": run_child(_live_python(), request, threads)}  # fmt: skip
+    rec = {
+        "prompts": prompts,
+        "system": system,
+        "request": request,
+        "result": run_child(_live_python(), request, threads),
+    }
     RECORDINGS.mkdir(exist_ok=True)
     (RECORDINGS / f"{name}.json").write_text(json.dumps(rec, separators=(",", ":")) + "\n")
     return from_record(rec, "live")
@@ -269,29 +320,51 @@ def from_record(rec: dict, source: str) -> EngineResult:
     final_lens = [n + request["max_new_tokens"] for n in prompt_lens]
     trace = []
     for t, s in enumerate(r["steps"]):
-        tables = tuple((i, tuple(s["block_tables"][str(i)]), s["num_computed_tokens"][str(i)])
-                       for i in s["running"])  # fmt: skip
-        trace.append(StepRecord(
-            step=t, usage=_usage(tables, bs, final_lens, kv_blocks - NUM_NULL_BLOCKS),
-            num_running=len(s["running"]), num_waiting=s["num_waiting"],
-            admitted=tuple(s["admitted"]), preempted=tuple(s["preempted"]),
-            finished=tuple(s["finished"]), layout=PagedLayout(kv_blocks, bs, tables),
-        ))  # fmt: skip
+        tables = tuple(
+            (i, tuple(s["block_tables"][str(i)]), s["num_computed_tokens"][str(i)])
+            for i in s["running"]
+        )
+        trace.append(
+            StepRecord(
+                step=t,
+                usage=_usage(tables, bs, final_lens, kv_blocks - NUM_NULL_BLOCKS),
+                num_running=len(s["running"]),
+                num_waiting=s["num_waiting"],
+                admitted=tuple(s["admitted"]),
+                preempted=tuple(s["preempted"]),
+                finished=tuple(s["finished"]),
+                layout=PagedLayout(kv_blocks, bs, tables),
+            )
+        )
     steps = r["steps"]
     return EngineResult(
-        tokens=[list(t) for t in r["tokens"]], trace=tuple(trace),
+        tokens=[list(t) for t in r["tokens"]],
+        trace=tuple(trace),
         num_free_blocks=tuple(s["num_free_blocks"] for s in steps),
         resumed=tuple(tuple(s["resumed"]) for s in steps),
-        num_scheduled_tokens=tuple({int(k): v for k, v in s["num_scheduled_tokens"].items()}
-                                   for s in steps),
-        prompt_lens=prompt_lens, kv_blocks=kv_blocks, block_size=bs,
+        num_scheduled_tokens=tuple(
+            {int(k): v for k, v in s["num_scheduled_tokens"].items()} for s in steps
+        ),
+        prompt_lens=prompt_lens,
+        kv_blocks=kv_blocks,
+        block_size=bs,
         prefix_caching=request["prefix_caching"],
         peak_batch=max((len(s["num_scheduled_tokens"]) for s in steps), default=0),
         preemptions=sum(len(s["preempted"]) for s in steps),
-        cached_prompt_tokens=sum(r["num_cached_tokens"]), eos_token_id=r["eos_token_id"],
+        cached_prompt_tokens=sum(r["num_cached_tokens"]),
+        eos_token_id=r["eos_token_id"],
         engine="vLLM",
-        version=r["versions"]["vllm"], source=source, machine=r["machine"], date=r["date"],
-        versions=r["versions"], config=r["config"], objects=r["objects"], metrics=r["metrics"],
-        seconds={"engine_start": r["engine_seconds"], "generate": r["generate_seconds"],
-                 "peak_rss_mib": r["peak_rss_mib"]},
-    )  # fmt: skip
+        version=r["versions"]["vllm"],
+        source=source,
+        machine=r["machine"],
+        date=r["date"],
+        versions=r["versions"],
+        config=r["config"],
+        objects=r["objects"],
+        metrics=r["metrics"],
+        seconds={
+            "engine_start": r["engine_seconds"],
+            "generate": r["generate_seconds"],
+            "peak_rss_mib": r["peak_rss_mib"],
+        },
+    )

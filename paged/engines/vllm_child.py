@@ -63,12 +63,19 @@ def run(req: dict) -> dict:
     block_bytes *= block_size
     start = time.perf_counter()
     llm = LLM(
-        model=req["model_dir"], tokenizer=req["model_dir"], dtype="float32", seed=0,
-        block_size=block_size, num_gpu_blocks_override=kv_blocks,
-        kv_cache_memory_bytes=kv_blocks * block_bytes, max_model_len=req["max_model_len"],
-        enable_prefix_caching=req["prefix_caching"], max_num_seqs=req["max_num_seqs"],
-        disable_log_stats=False, enforce_eager=True,  # no torch.compile: a faster start
-    )  # fmt: skip
+        model=req["model_dir"],
+        tokenizer=req["model_dir"],
+        dtype="float32",
+        seed=0,
+        block_size=block_size,
+        num_gpu_blocks_override=kv_blocks,
+        kv_cache_memory_bytes=kv_blocks * block_bytes,
+        max_model_len=req["max_model_len"],
+        enable_prefix_caching=req["prefix_caching"],
+        max_num_seqs=req["max_num_seqs"],
+        disable_log_stats=False,
+        enforce_eager=True,  # no torch.compile: a faster start
+    )
     engine_seconds = time.perf_counter() - start
     core = llm.llm_engine.engine_core.engine_core
     sched = core.scheduler
@@ -91,12 +98,14 @@ def run(req: dict) -> dict:
         preempted = sorted(out.preempted_req_ids or (), key=before.index)
         resumed = [i for i in admitted if i in ever_preempted]
         ever_preempted.update(preempted)
-        steps.append({
-            "admitted": [index[i] for i in admitted],
-            "resumed": [index[i] for i in resumed],
-            "preempted": [index[i] for i in preempted],
-            "num_scheduled_tokens": {index[i]: n for i, n in out.num_scheduled_tokens.items()},
-        })  # fmt: skip
+        steps.append(
+            {
+                "admitted": [index[i] for i in admitted],
+                "resumed": [index[i] for i in resumed],
+                "preempted": [index[i] for i in preempted],
+                "num_scheduled_tokens": {index[i]: n for i, n in out.num_scheduled_tokens.items()},
+            }
+        )
         return out
 
     def wrapped_update(scheduler_output, model_output, *args, **kwargs):
@@ -123,8 +132,11 @@ def run(req: dict) -> dict:
 
     metrics = {}
     for m in llm.get_metrics():
-        if m.name in ("vllm:num_preemptions", "vllm:prefix_cache_hits",
-                      "vllm:prefix_cache_queries"):  # fmt: skip
+        if m.name in (
+            "vllm:num_preemptions",
+            "vllm:prefix_cache_hits",
+            "vllm:prefix_cache_queries",
+        ):
             metrics[m.name] = getattr(m, "value", None)
     block = pool.blocks[1]
     cfg = core.vllm_config.scheduler_config
@@ -160,18 +172,24 @@ def run(req: dict) -> dict:
             "max_model_len": core.vllm_config.model_config.max_model_len,
             "block_size": core.vllm_config.cache_config.block_size,
         },
-        "versions": {"vllm": vllm.__version__, "torch": torch.__version__,
-                     "transformers": transformers.__version__,
-                     "vllm_commit": getattr(vllm, "__commit__", None)
-                     or getattr(getattr(vllm, "_version", None), "commit_id", None)},
-        "machine": {"cpu": cpu_model(), "cores": len(os.sched_getaffinity(0)),
-                    "os": f"{platform.system()} {platform.release()}",
-                    "python": platform.python_version()},
+        "versions": {
+            "vllm": vllm.__version__,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "vllm_commit": getattr(vllm, "__commit__", None)
+            or getattr(getattr(vllm, "_version", None), "commit_id", None),
+        },
+        "machine": {
+            "cpu": cpu_model(),
+            "cores": len(os.sched_getaffinity(0)),
+            "os": f"{platform.system()} {platform.release()}",
+            "python": platform.python_version(),
+        },
         "engine_seconds": engine_seconds,
         "generate_seconds": generate_seconds,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "date": time.strftime("%Y-%m-%d"),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:

@@ -30,11 +30,20 @@ def _gather_cases():
     import torch
 
     cache, ones = _address_cache(9, 4), _address_cache(12, 1)  # block sizes 4 and 1
-    rows = [torch.tensor([7, 2, 5, -1, -1]), torch.tensor([0, 8, -1, -1, -1]),
-            torch.tensor([3, 1, 6, 4, -1], dtype=torch.int32)]  # fmt: skip
+    rows = [
+        torch.tensor([7, 2, 5, -1, -1]),
+        torch.tensor([0, 8, -1, -1, -1]),
+        torch.tensor([3, 1, 6, 4, -1], dtype=torch.int32),
+    ]
     shuffled = torch.tensor([11, 4, 0, 9, 2, 7, -1])
-    return [(cache, rows[0], 10), (cache, rows[1], 8), (cache, rows[2], 13), (cache, rows[0], 1),
-            (ones, shuffled, 6), (cache, rows[1], 0)]  # fmt: skip
+    return [
+        (cache, rows[0], 10),
+        (cache, rows[1], 8),
+        (cache, rows[2], 13),
+        (cache, rows[0], 1),
+        (ones, shuffled, 6),
+        (cache, rows[1], 0),
+    ]
 
 
 def _show_rows(value) -> str:
@@ -55,31 +64,52 @@ def _used(row, n, bs):
 
 
 _GATHER_MISTAKES = (
-    (lambda c, row, n: c.flatten(0, 1)[:n], msg(
-        "read through the table: logical block i lives in physical block block_table[i], not in "
-        "block i.",
-        "블록 테이블을 거쳐 읽으세요. 논리 블록 i는 블록 i가 아니라 물리 블록 block_table[i]에 "
-        "있습니다.")),
-    (lambda c, row, n: c[_used(row, n, c.shape[1])].flatten(0, 1), msg(
-        "the last block is only partly filled: keep the first seq_len rows.",
-        "마지막 블록은 일부만 찼습니다. 앞의 seq_len개 행만 남기세요.")),
-    (lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:n], msg(
-        "you dropped the partly filled last block: its tokens count too, so a sequence uses "
-        "ceil(seq_len / block_size) blocks.",
-        "일부만 찬 마지막 블록을 빠뜨렸습니다. 그 블록의 토큰도 세야 하므로 시퀀스는 "
-        "ceil(seq_len / block_size)개 블록을 씁니다.")),
-    (lambda c, row, n: c[_used(row, n, c.shape[1]).sort().values].flatten(0, 1)[:n], msg(
-        "read the blocks in the table's order, not sorted by id: logical block i is "
-        "block_table[i], whatever its id.",
-        "블록을 id 순서가 아니라 테이블 순서대로 읽으세요. 논리 블록 i는 id와 상관없이 "
-        "block_table[i]입니다.")),
-    (lambda c, row, n: __import__("torch").stack(
-        [c[int(row[p // c.shape[1]]), p % c.shape[1]] for p in range(n)]), msg(
-        "seq_len can be 0 (an empty sequence): return an empty (0, num_kv_heads, head_dim) "
-        "tensor; torch.stack of an empty list raises.",
-        "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
-        "빈 리스트에 torch.stack을 쓰면 예외가 납니다.")),
-)  # fmt: skip
+    (
+        lambda c, row, n: c.flatten(0, 1)[:n],
+        msg(
+            "read through the table: logical block i lives in physical block block_table[i], not in "
+            "block i.",
+            "블록 테이블을 거쳐 읽으세요. 논리 블록 i는 블록 i가 아니라 물리 블록 block_table[i]에 "
+            "있습니다.",
+        ),
+    ),
+    (
+        lambda c, row, n: c[_used(row, n, c.shape[1])].flatten(0, 1),
+        msg(
+            "the last block is only partly filled: keep the first seq_len rows.",
+            "마지막 블록은 일부만 찼습니다. 앞의 seq_len개 행만 남기세요.",
+        ),
+    ),
+    (
+        lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:n],
+        msg(
+            "you dropped the partly filled last block: its tokens count too, so a sequence uses "
+            "ceil(seq_len / block_size) blocks.",
+            "일부만 찬 마지막 블록을 빠뜨렸습니다. 그 블록의 토큰도 세야 하므로 시퀀스는 "
+            "ceil(seq_len / block_size)개 블록을 씁니다.",
+        ),
+    ),
+    (
+        lambda c, row, n: c[_used(row, n, c.shape[1]).sort().values].flatten(0, 1)[:n],
+        msg(
+            "read the blocks in the table's order, not sorted by id: logical block i is "
+            "block_table[i], whatever its id.",
+            "블록을 id 순서가 아니라 테이블 순서대로 읽으세요. 논리 블록 i는 id와 상관없이 "
+            "block_table[i]입니다.",
+        ),
+    ),
+    (
+        lambda c, row, n: __import__("torch").stack(
+            [c[int(row[p // c.shape[1]]), p % c.shape[1]] for p in range(n)]
+        ),
+        msg(
+            "seq_len can be 0 (an empty sequence): return an empty (0, num_kv_heads, head_dim) "
+            "tensor; torch.stack of an empty list raises.",
+            "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
+            "빈 리스트에 torch.stack을 쓰면 예외가 납니다.",
+        ),
+    ),
+)
 
 
 def _random_gathers(rng):
@@ -100,8 +130,9 @@ def _random_gathers(rng):
         heads, dim = rng.choice(((1, 1), (2, 3), (4, 8)))
         cache = torch.randn(num_blocks, bs, heads, dim, generator=g).to(dtype)
         used = -(-n // bs)
-        row = torch.full((width + rng.randint(0, 2),), -1,
-                         dtype=rng.choice((torch.int32, torch.int64)))  # fmt: skip
+        row = torch.full(
+            (width + rng.randint(0, 2),), -1, dtype=rng.choice((torch.int32, torch.int64))
+        )
         row[:used] = torch.randperm(num_blocks, generator=g)[:used].to(row.dtype)
         pairs.append(((cache, row, n), gather_kv(cache, row, n)))
     return pairs
@@ -120,20 +151,35 @@ def check_gather(fn, seed: int | None = None) -> bool:
     gather_kv = reference.gather_kv
 
     def same(got, want):  # exact: a gather moves numbers, it computes none
-        return (isinstance(got, torch.Tensor) and got.shape == want.shape
-                and torch.equal(got.to(want.dtype), want))  # fmt: skip
+        return (
+            isinstance(got, torch.Tensor)
+            and got.shape == want.shape
+            and torch.equal(got.to(want.dtype), want)
+        )
 
     def describe(args):
         cache, row, n = args
         return f"block_size {cache.shape[1]}, block_table row {row.tolist()}, seq_len {n}"
 
-    return run_cases("gather", fn, _gather_cases(), gather_kv, _GATHER_MISTAKES, same=same,
-                     describe=describe, show=_show_rows, draw=_random_gathers, seed=seed,
-                     params=("cache", "block_table_row", "seq_len"),
-                     forbid=[("paged.gather_kv", gather_kv),
-                             ("paged.attention.gather_kv_batched", reference.gather_kv_batched),
-                             ("paged.paged_attention_ref", reference.paged_attention_ref)],
-                     contract=lambda got, args: tensor_of(args[0].dtype)(got))  # fmt: skip
+    return run_cases(
+        "gather",
+        fn,
+        _gather_cases(),
+        gather_kv,
+        _GATHER_MISTAKES,
+        same=same,
+        describe=describe,
+        show=_show_rows,
+        draw=_random_gathers,
+        seed=seed,
+        params=("cache", "block_table_row", "seq_len"),
+        forbid=[
+            ("paged.gather_kv", gather_kv),
+            ("paged.attention.gather_kv_batched", reference.gather_kv_batched),
+            ("paged.paged_attention_ref", reference.paged_attention_ref),
+        ],
+        contract=lambda got, args: tensor_of(args[0].dtype)(got),
+    )
 
 
 # (seed, number of scores, offset of the scores, partition cuts): the last case has scores, and
@@ -198,8 +244,10 @@ def _random_merges(rng):
             offset = rng.choice((0.0, 1000.0, -1000.0, 5000.0, -3000.0))
         else:
             base = rng.choice((0.0, 1000.0, -1500.0))
-            offset = tuple(base + rng.choice((-1, 1)) * rng.choice((0.0, 150.0, 800.0, 2000.0))
-                           for _ in range(num_parts))  # fmt: skip
+            offset = tuple(
+                base + rng.choice((-1, 1)) * rng.choice((0.0, 150.0, 800.0, 2000.0))
+                for _ in range(num_parts)
+            )
         cases.append((rng.randint(0, 10**6), n, offset, tuple(cuts)))
     return [((parts,), want) for parts, want in _merge_pairs(cases)]
 
@@ -231,44 +279,74 @@ def _merge_mistakes():
         "NaN once the log-sum-exps are far from 0: exp(850) is inf (even in float64, which "
         "ends near exp(709)), exp(-1000) is 0, and inf / inf or 0 / 0 is NaN.",
         "log-sum-exp가 0에서 멀어지면 NaN이 나옵니다. exp(850)은 inf이고(float64도 exp(709) "
-        "근처가 끝입니다), exp(-1000)은 0이며, inf / inf나 0 / 0은 NaN입니다.")
+        "근처가 끝입니다), exp(-1000)은 0이며, inf / inf나 0 / 0은 NaN입니다.",
+    )
     not_largest = msg(
         "NaN or inf when the partitions' log-sum-exps lie hundreds apart: what you subtract "
         "before exp() still leaves some exponent above what a float holds.",
         "파티션들의 log-sum-exp가 수백씩 떨어져 있으면 NaN이나 inf가 나옵니다. exp() 전에 빼는 "
-        "값을 빼고도 어떤 지수는 여전히 부동소수점이 담을 수 있는 범위를 넘습니다.")
+        "값을 빼고도 어떤 지수는 여전히 부동소수점이 담을 수 있는 범위를 넘습니다.",
+    )
 
     def minus(parts, c):
-        return weighted(parts, [math.exp(float(lse) - c) if float(lse) - c < 709 else math.inf
-                                for _, lse in parts])  # fmt: skip
+        return weighted(
+            parts,
+            [math.exp(float(lse) - c) if float(lse) - c < 709 else math.inf for _, lse in parts],
+        )
 
     def finite_mean(parts):
         lses = [float(lse) for _, lse in parts if math.isfinite(float(lse))]
         return sum(lses) / len(lses)
+
     return (
-        (lambda parts: sum(o for o, _ in parts) / len(parts), msg(
-            "you averaged the partitions equally; each one counts by its share of the softmax "
-            "mass, which its lse tells.",
-            "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
-            "반영됩니다.")),
-        (lambda parts: weighted(parts, [lse for _, lse in parts]), msg(
-            "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
-            "partition's softmax mass, not the mass.",
-            "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
-            "그 질량의 로그입니다.")),
+        (
+            lambda parts: sum(o for o, _ in parts) / len(parts),
+            msg(
+                "you averaged the partitions equally; each one counts by its share of the softmax "
+                "mass, which its lse tells.",
+                "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
+                "반영됩니다.",
+            ),
+        ),
+        (
+            lambda parts: weighted(parts, [lse for _, lse in parts]),
+            msg(
+                "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
+                "partition's softmax mass, not the mass.",
+                "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
+                "그 질량의 로그입니다.",
+            ),
+        ),
         (lambda parts: weighted(parts, [lse.exp() for _, lse in parts]), no_max),
         (lambda parts: weighted(parts, [math.exp(lse) for _, lse in parts]), no_max),
-        (lambda parts: weighted(parts, [(lse - torch.stack([x for _, x in parts]).exp().sum()
-                                         .log()).exp() for _, lse in parts], False), no_max),
+        (
+            lambda parts: weighted(
+                parts,
+                [
+                    (lse - torch.stack([x for _, x in parts]).exp().sum().log()).exp()
+                    for _, lse in parts
+                ],
+                False,
+            ),
+            no_max,
+        ),
         (lambda parts: minus(parts, float(parts[0][1])), not_largest),
         (lambda parts: minus(parts, finite_mean(parts)), not_largest),
-        (lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
-         msg("your weights do not add up to 1: divide by their sum.",
-             "가중치의 합이 1이 아닙니다. 가중치의 합으로 나누세요.")),
-        (lambda parts: max(parts, key=lambda p: float(p[1]))[0], msg(
-            "you kept only the partition with the largest lse; every partition contributes.",
-            "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.")),
-    )  # fmt: skip
+        (
+            lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
+            msg(
+                "your weights do not add up to 1: divide by their sum.",
+                "가중치의 합이 1이 아닙니다. 가중치의 합으로 나누세요.",
+            ),
+        ),
+        (
+            lambda parts: max(parts, key=lambda p: float(p[1]))[0],
+            msg(
+                "you kept only the partition with the largest lse; every partition contributes.",
+                "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.",
+            ),
+        ),
+    )
 
 
 def _nan_where_finite(triples) -> bool:
@@ -297,17 +375,25 @@ def _constant_factor(triples) -> bool:
 
 
 _MERGE_SYMPTOMS = (
-    (_nan_where_finite, msg(
-        "NaN, inf or an overflow where the answer is finite: it appears on cases whose "
-        "log-sum-exps are far from 0 (|lse| of several hundred or more), far apart, or -inf "
-        "(an empty partition).",
-        "답이 유한한데 NaN이나 inf, 또는 오버플로가 나왔습니다. log-sum-exp가 0에서 멀거나"
-        "(|lse|가 수백 이상) 서로 멀리 떨어졌거나 -inf인(빈 파티션) 사례에서 나타납니다.")),
-    (_constant_factor, msg(
-        "off by a constant factor in each case: every number of your output is the answer times "
-        "the same amount.",
-        "사례마다 상수배만큼 어긋납니다. 출력의 모든 숫자가 답에 같은 값을 곱한 것입니다.")),
-)  # fmt: skip
+    (
+        _nan_where_finite,
+        msg(
+            "NaN, inf or an overflow where the answer is finite: it appears on cases whose "
+            "log-sum-exps are far from 0 (|lse| of several hundred or more), far apart, or -inf "
+            "(an empty partition).",
+            "답이 유한한데 NaN이나 inf, 또는 오버플로가 나왔습니다. log-sum-exp가 0에서 멀거나"
+            "(|lse|가 수백 이상) 서로 멀리 떨어졌거나 -inf인(빈 파티션) 사례에서 나타납니다.",
+        ),
+    ),
+    (
+        _constant_factor,
+        msg(
+            "off by a constant factor in each case: every number of your output is the answer times "
+            "the same amount.",
+            "사례마다 상수배만큼 어긋납니다. 출력의 모든 숫자가 답에 같은 값을 곱한 것입니다.",
+        ),
+    ),
+)
 
 
 def _merged_dtype(raw, args):
@@ -329,8 +415,11 @@ def check_merge_partitions(fn, seed: int | None = None) -> bool:
     cases, truth = by_case([((parts,), want) for parts, want in _merge_pairs()])
 
     def same(got, want):
-        return (isinstance(got, torch.Tensor) and got.shape == want.shape
-                and torch.allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True))  # fmt: skip
+        return (
+            isinstance(got, torch.Tensor)
+            and got.shape == want.shape
+            and torch.allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+        )
 
     def describe(args):
         lses = ", ".join(f"{float(lse):.2f}" for _, lse in args[0])
@@ -338,9 +427,20 @@ def check_merge_partitions(fn, seed: int | None = None) -> bool:
 
     from ..attention import reference
 
-    return run_cases("merge_partitions", fn, cases, truth, _merge_mistakes(), same=same,
-                     describe=describe, observe=_as_tensor, show=short, draw=_random_merges,
-                     seed=seed, params=("parts",), contract=_merged_dtype,
-                     forbid=[("paged.paged_attention_ref", reference.paged_attention_ref)],
-                     symptoms=_MERGE_SYMPTOMS)  # fmt: skip
-
+    return run_cases(
+        "merge_partitions",
+        fn,
+        cases,
+        truth,
+        _merge_mistakes(),
+        same=same,
+        describe=describe,
+        observe=_as_tensor,
+        show=short,
+        draw=_random_merges,
+        seed=seed,
+        params=("parts",),
+        contract=_merged_dtype,
+        forbid=[("paged.paged_attention_ref", reference.paged_attention_ref)],
+        symptoms=_MERGE_SYMPTOMS,
+    )

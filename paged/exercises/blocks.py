@@ -14,11 +14,13 @@ from .contract import integer
 from .core import NUM_RANDOM, by_case, draws, run_cases
 
 # While the learner's function runs, the allocator's own answers raise (guard.forbidden).
-FORBID = [("PagedAllocator.slot", PagedAllocator.slot),
-          ("PagedAllocator.slot_mapping", PagedAllocator.slot_mapping),
-          ("PagedAllocator.append", PagedAllocator.append),
-          ("PagedAllocator.allocate", PagedAllocator.allocate),
-          ("paged.paging.num_blocks_for", num_blocks_for)]  # fmt: skip
+FORBID = [
+    ("PagedAllocator.slot", PagedAllocator.slot),
+    ("PagedAllocator.slot_mapping", PagedAllocator.slot_mapping),
+    ("PagedAllocator.append", PagedAllocator.append),
+    ("PagedAllocator.allocate", PagedAllocator.allocate),
+    ("paged.paging.num_blocks_for", num_blocks_for),
+]
 
 
 def block_size_for(rng) -> int:
@@ -45,6 +47,7 @@ def random_state(rng, seq="s", others=True):
     ops += [("free", x) for x in frees]
     num_blocks = held + rng.choice((0, 1, 1, 2, 5))  # the last free block, or none
     return max(1, num_blocks), bs, rng.randint(0, 10**6), ops
+
 
 __all__ = [
     "check_append_slot",
@@ -81,36 +84,63 @@ def check_slot(fn, seed: int | None = None) -> bool:
     """fn(block_table, block_size, position) -> flat slot index of that token (chapter 3)."""
     pairs = []
     for num_blocks, block_size, seed, num_tokens, positions in (
-        (40, 4, 7, 37, (0, 3, 4, 17, 36)), (12, 1, 3, 2, (1,)), (6, 16, 5, 16, (15,))
+        (40, 4, 7, 37, (0, 3, 4, 17, 36)),
+        (12, 1, 3, 2, (1,)),
+        (6, 16, 5, 16, (15,)),
     ):
         a = replay(num_blocks, block_size, [("allocate", "s", num_tokens)], seed)
         pairs += [((a.block_table("s"), block_size, p), a.slot("s", p)) for p in positions]
     cases, truth = by_case(pairs)
     mistakes = (
-        (lambda t, bs, p: p, msg(
-            "you returned the token's logical position; the slot lies in the physical block "
-            "that the block table names for it.",
-            "토큰의 논리 위치를 그대로 반환했습니다. 슬롯은 블록 테이블이 가리키는 물리 블록 "
-            "안에 있습니다.")),
-        (lambda t, bs, p: t[p // bs] + p % bs, msg(
-            "you added the offset to the block id itself; physical block b starts at slot "
-            "b * block_size.",
-            "오프셋을 블록 id에 바로 더했습니다. 물리 블록 b는 슬롯 b * block_size에서 "
-            "시작합니다.")),
-        (lambda t, bs, p: t[p // bs] * bs + p, msg(
-            "the offset inside the block is position % block_size; yours runs past the end of "
-            "the block.",
-            "블록 안의 오프셋은 position % block_size입니다. 여러분의 오프셋은 블록 끝을 "
-            "넘어갑니다.")),
-        (lambda t, bs, p: t[p] * bs + p % bs, msg(
-            "the block table has one entry per logical block, not per token: index it with the "
-            "token's logical block number.",
-            "블록 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다. 토큰의 논리 "
-            "블록 번호로 찾으세요.")),
-    )  # fmt: skip
-    return run_cases("slot", fn, cases, truth, mistakes, draw=_slot_pairs, seed=seed,
-                     params=("block_table", "block_size", "position"), forbid=FORBID,
-                     contract=lambda got, args: integer(got))  # fmt: skip
+        (
+            lambda t, bs, p: p,
+            msg(
+                "you returned the token's logical position; the slot lies in the physical block "
+                "that the block table names for it.",
+                "토큰의 논리 위치를 그대로 반환했습니다. 슬롯은 블록 테이블이 가리키는 물리 블록 "
+                "안에 있습니다.",
+            ),
+        ),
+        (
+            lambda t, bs, p: t[p // bs] + p % bs,
+            msg(
+                "you added the offset to the block id itself; physical block b starts at slot "
+                "b * block_size.",
+                "오프셋을 블록 id에 바로 더했습니다. 물리 블록 b는 슬롯 b * block_size에서 "
+                "시작합니다.",
+            ),
+        ),
+        (
+            lambda t, bs, p: t[p // bs] * bs + p,
+            msg(
+                "the offset inside the block is position % block_size; yours runs past the end of "
+                "the block.",
+                "블록 안의 오프셋은 position % block_size입니다. 여러분의 오프셋은 블록 끝을 "
+                "넘어갑니다.",
+            ),
+        ),
+        (
+            lambda t, bs, p: t[p] * bs + p % bs,
+            msg(
+                "the block table has one entry per logical block, not per token: index it with the "
+                "token's logical block number.",
+                "블록 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다. 토큰의 논리 "
+                "블록 번호로 찾으세요.",
+            ),
+        ),
+    )
+    return run_cases(
+        "slot",
+        fn,
+        cases,
+        truth,
+        mistakes,
+        draw=_slot_pairs,
+        seed=seed,
+        params=("block_table", "block_size", "position"),
+        forbid=FORBID,
+        contract=lambda got, args: integer(got),
+    )
 
 
 def check_wasted_slots(fn, seed: int | None = None) -> bool:
@@ -123,27 +153,48 @@ def check_wasted_slots(fn, seed: int | None = None) -> bool:
         return a.num_used_blocks * block_size - num_tokens
 
     mistakes = (
-        (lambda n, bs: bs - n % bs, msg(
-            "a full last block (or no block at all) wastes nothing; you counted a whole block "
-            "of waste there.",
-            "꽉 찬 마지막 블록(또는 블록이 하나도 없는 경우)은 낭비가 없습니다. 그 경우에 블록 "
-            "하나만큼을 낭비로 셌습니다.")),
-        (lambda n, bs: n % bs, msg(
-            "you counted the filled slots of the last block; count its empty ones.",
-            "마지막 블록의 채워진 슬롯을 셌습니다. 빈 슬롯을 세세요.")),
-        (lambda n, bs: -(-n // bs) * bs, msg(
-            "you returned every slot the sequence holds; only the empty ones in its last block "
-            "are wasted.",
-            "시퀀스가 가진 슬롯 전체를 반환했습니다. 낭비는 마지막 블록의 빈 슬롯뿐입니다.")),
-    )  # fmt: skip
+        (
+            lambda n, bs: bs - n % bs,
+            msg(
+                "a full last block (or no block at all) wastes nothing; you counted a whole block "
+                "of waste there.",
+                "꽉 찬 마지막 블록(또는 블록이 하나도 없는 경우)은 낭비가 없습니다. 그 경우에 블록 "
+                "하나만큼을 낭비로 셌습니다.",
+            ),
+        ),
+        (
+            lambda n, bs: n % bs,
+            msg(
+                "you counted the filled slots of the last block; count its empty ones.",
+                "마지막 블록의 채워진 슬롯을 셌습니다. 빈 슬롯을 세세요.",
+            ),
+        ),
+        (
+            lambda n, bs: -(-n // bs) * bs,
+            msg(
+                "you returned every slot the sequence holds; only the empty ones in its last block "
+                "are wasted.",
+                "시퀀스가 가진 슬롯 전체를 반환했습니다. 낭비는 마지막 블록의 빈 슬롯뿐입니다.",
+            ),
+        ),
+    )
 
     def generate(rng):
         bs = block_size_for(rng)
         return max(0, rng.randint(0, 5) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs)))), bs
 
-    return run_cases("wasted_slots", fn, cases, truth, mistakes, draw=draws(generate, truth),
-                     seed=seed, params=("num_tokens", "block_size"), forbid=FORBID,
-                     contract=lambda got, args: integer(got))  # fmt: skip
+    return run_cases(
+        "wasted_slots",
+        fn,
+        cases,
+        truth,
+        mistakes,
+        draw=draws(generate, truth),
+        seed=seed,
+        params=("num_tokens", "block_size"),
+        forbid=FORBID,
+        contract=lambda got, args: integer(got),
+    )
 
 
 # (num_blocks, block_size, seed, ops): the sequence "s" gets one more token.
@@ -233,35 +284,60 @@ _EARLY = msg(
     "you took a new block one token early: the token that fills the last slot still goes into "
     "the current block.",
     "한 토큰 일찍 새 블록을 가져왔습니다. 마지막 빈 슬롯을 채우는 토큰은 아직 지금 블록에 "
-    "들어갑니다.")
+    "들어갑니다.",
+)
 _APPEND_MISTAKES = (
-    (_not_empty, msg(
-        "an empty table has no last block: a sequence with 0 tokens needs a block too.",
-        "빈 테이블에는 마지막 블록이 없습니다. 토큰이 0개인 시퀀스도 블록이 필요합니다.")),
-    (_late, msg(
-        "when num_tokens is a multiple of block_size the last block is full: the new token "
-        "needs a new block, and you wrote it into the full one.",
-        "num_tokens가 block_size의 배수이면 마지막 블록은 꽉 차 있습니다. 새 토큰에는 새 블록이 "
-        "필요한데, 꽉 찬 블록에 썼습니다.")),
+    (
+        _not_empty,
+        msg(
+            "an empty table has no last block: a sequence with 0 tokens needs a block too.",
+            "빈 테이블에는 마지막 블록이 없습니다. 토큰이 0개인 시퀀스도 블록이 필요합니다.",
+        ),
+    ),
+    (
+        _late,
+        msg(
+            "when num_tokens is a multiple of block_size the last block is full: the new token "
+            "needs a new block, and you wrote it into the full one.",
+            "num_tokens가 block_size의 배수이면 마지막 블록은 꽉 차 있습니다. 새 토큰에는 새 블록이 "
+            "필요한데, 꽉 찬 블록에 썼습니다.",
+        ),
+    ),
     (_early, _EARLY),
     (lambda *args: _early(*args, into_new=True), _EARLY),
-    (_append_with(offset="n"), msg(
-        "the offset inside the block is num_tokens % block_size; yours runs past the end of the "
-        "block.",
-        "블록 안의 오프셋은 num_tokens % block_size입니다. 여러분의 오프셋은 블록 끝을 "
-        "넘어갑니다.")),
-    (_append_with(take_front=True), msg(
-        "take the block with free.pop(), from the end of the list; free.pop(0) takes another "
-        "one.",
-        "블록은 free.pop()으로 리스트 끝에서 가져오세요. free.pop(0)은 다른 블록을 가져옵니다.")),
-    (_append_with(keep=False), msg(
-        "the new block belongs to the sequence now: append it to table.",
-        "새 블록은 이제 이 시퀀스의 것입니다. table에 추가하세요.")),
-    (_append_with(logical=True), msg(
-        "you returned the token's logical position; the slot is in the physical block the "
-        "table names.",
-        "토큰의 논리 위치를 반환했습니다. 슬롯은 table이 가리키는 물리 블록 안에 있습니다.")),
-)  # fmt: skip
+    (
+        _append_with(offset="n"),
+        msg(
+            "the offset inside the block is num_tokens % block_size; yours runs past the end of the "
+            "block.",
+            "블록 안의 오프셋은 num_tokens % block_size입니다. 여러분의 오프셋은 블록 끝을 "
+            "넘어갑니다.",
+        ),
+    ),
+    (
+        _append_with(take_front=True),
+        msg(
+            "take the block with free.pop(), from the end of the list; free.pop(0) takes another "
+            "one.",
+            "블록은 free.pop()으로 리스트 끝에서 가져오세요. free.pop(0)은 다른 블록을 가져옵니다.",
+        ),
+    ),
+    (
+        _append_with(keep=False),
+        msg(
+            "the new block belongs to the sequence now: append it to table.",
+            "새 블록은 이제 이 시퀀스의 것입니다. table에 추가하세요.",
+        ),
+    ),
+    (
+        _append_with(logical=True),
+        msg(
+            "you returned the token's logical position; the slot is in the physical block the "
+            "table names.",
+            "토큰의 논리 위치를 반환했습니다. 슬롯은 table이 가리키는 물리 블록 안에 있습니다.",
+        ),
+    ),
+)
 
 
 def check_append_slot(fn, seed: int | None = None) -> bool:
@@ -272,8 +348,18 @@ def check_append_slot(fn, seed: int | None = None) -> bool:
     The truth: `PagedAllocator.append` on the same state.
     """
     cases, truth = by_case(_append_pairs())
-    return run_cases("append_slot", fn, cases, truth, _APPEND_MISTAKES,
-                     params=("table", "num_tokens", "block_size", "free"),
-                     observe=observe_append, show=show_append, draw=_random_appends, seed=seed,
-                     mutable=("table", "free"), forbid=FORBID,
-                     contract=lambda got, args: integer(got))  # fmt: skip
+    return run_cases(
+        "append_slot",
+        fn,
+        cases,
+        truth,
+        _APPEND_MISTAKES,
+        params=("table", "num_tokens", "block_size", "free"),
+        observe=observe_append,
+        show=show_append,
+        draw=_random_appends,
+        seed=seed,
+        mutable=("table", "free"),
+        forbid=FORBID,
+        contract=lambda got, args: integer(got),
+    )

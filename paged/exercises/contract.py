@@ -21,18 +21,26 @@ CHANGED = msg(
     "{name}: 아직 아닙니다. {case}일 때 함수가 인자 `{arg}`의 내용을 바꿨습니다. 인자는 호출한 "
     "쪽의 것이므로 받은 그대로 남아 있어야 합니다.",
 )
-NOT_INT = msg("{got} is a {kind}; the spec asks for an int",
-              "{got}의 타입은 {kind}입니다. 명세가 요구하는 타입은 int입니다")  # fmt: skip
-NOT_REAL = msg("{got} is a {kind}; the spec asks for a number",
-               "{got}의 타입은 {kind}입니다. 명세가 요구하는 것은 숫자입니다")  # fmt: skip
-NOT_TENSOR = msg("the answer is a {kind}; the spec asks for a torch.Tensor",
-                 "답의 타입이 {kind}입니다. 명세가 요구하는 타입은 torch.Tensor입니다")  # fmt: skip
-WRONG_DTYPE = msg("the answer is a tensor of dtype {got}; its input is {want}, and the answer "
-                  "keeps that dtype",
-                  "답은 dtype이 {got}인 텐서입니다. 입력의 dtype은 {want}이고, 답도 그 dtype을 "
-                  "유지해야 합니다")  # fmt: skip
-BREAKS = msg("{name}: not quite: for {case} the values are right, but {why}.",
-             "{name}: 아직 아닙니다. {case}일 때 값은 맞지만, 답이 명세와 다릅니다: {why}.")
+NOT_INT = msg(
+    "{got} is a {kind}; the spec asks for an int",
+    "{got}의 타입은 {kind}입니다. 명세가 요구하는 타입은 int입니다",
+)
+NOT_REAL = msg(
+    "{got} is a {kind}; the spec asks for a number",
+    "{got}의 타입은 {kind}입니다. 명세가 요구하는 것은 숫자입니다",
+)
+NOT_TENSOR = msg(
+    "the answer is a {kind}; the spec asks for a torch.Tensor",
+    "답의 타입이 {kind}입니다. 명세가 요구하는 타입은 torch.Tensor입니다",
+)
+WRONG_DTYPE = msg(
+    "the answer is a tensor of dtype {got}; its input is {want}, and the answer keeps that dtype",
+    "답은 dtype이 {got}인 텐서입니다. 입력의 dtype은 {want}이고, 답도 그 dtype을 유지해야 합니다",
+)
+BREAKS = msg(
+    "{name}: not quite: for {case} the values are right, but {why}.",
+    "{name}: 아직 아닙니다. {case}일 때 값은 맞지만, 답이 명세와 다릅니다: {why}.",
+)
 
 
 def snapshot(x, depth: int = 0):
@@ -42,8 +50,12 @@ def snapshot(x, depth: int = 0):
     kind = type(x).__name__
     if hasattr(x, "detach") and hasattr(x, "dtype"):  # a torch.Tensor, without importing torch
         t = x.detach().cpu().contiguous()
-        return ("tensor", str(t.dtype), tuple(t.shape), t.view(-1).view(dtype=_bytes(t)).tolist()
-                if t.numel() else ())  # fmt: skip
+        return (
+            "tensor",
+            str(t.dtype),
+            tuple(t.shape),
+            t.view(-1).view(dtype=_bytes(t)).tolist() if t.numel() else (),
+        )
     if hasattr(x, "tobytes") and hasattr(x, "dtype"):  # a NumPy array
         return ("array", str(x.dtype), tuple(x.shape), x.tobytes())
     if isinstance(x, float):

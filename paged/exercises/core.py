@@ -187,8 +187,14 @@ def run_cases(
     got = [o if isinstance(o, Raised) else o[1] for o in outcomes]
     wrong = [i for i in range(len(cases)) if not _agree(same, got[i], wants[i])]
     if not wrong:
-        broken = next(((i, why) for i, o in enumerate(outcomes) if contract is not None
-                       and (why := contract(o[0], cases[i]))), None)  # fmt: skip
+        broken = next(
+            (
+                (i, why)
+                for i, o in enumerate(outcomes)
+                if contract is not None and (why := contract(o[0], cases[i]))
+            ),
+            None,
+        )
         if broken is None:
             print(CORRECT.format(name=name, n=len(cases)))
             return True

@@ -47,9 +47,11 @@ def _raiser(target: str, like: types.FunctionType) -> types.CodeType:
     free = like.__code__.co_freevars
     outer = "\n".join(f"    {v} = None" for v in free) or "    pass"
     uses = "; ".join(free) if free else "pass"
-    src = (f"def outer():\n{outer}\n    def blocked(*args, **kwargs):\n        {uses}\n"
-           f"        raise __import__('paged.exercises.guard', fromlist=['LibraryCall'])"
-           f".LibraryCall({target!r})\n    return blocked\n")  # fmt: skip
+    src = (
+        f"def outer():\n{outer}\n    def blocked(*args, **kwargs):\n        {uses}\n"
+        f"        raise __import__('paged.exercises.guard', fromlist=['LibraryCall'])"
+        f".LibraryCall({target!r})\n    return blocked\n"
+    )
     namespace: dict = {}
     exec(compile(src, "<forbidden>", "exec"), namespace)
     code = namespace["outer"]().__code__
@@ -82,8 +84,11 @@ def answer_targets():
     """The model answers and `solution`, as (label, function) pairs: never a shortcut."""
     from . import answers
 
-    out = [("paged.exercises.solution", answers.solution), ("paged.exercises.solution",
-           answers.find), ("paged.exercises.solution", answers.source)]  # fmt: skip
+    out = [
+        ("paged.exercises.solution", answers.solution),
+        ("paged.exercises.solution", answers.find),
+        ("paged.exercises.solution", answers.source),
+    ]
     for module in ("memory", "attention", "serving"):
         mod = __import__(f"paged.exercises.answers.{module}", fromlist=["__all__"])
         out += [("paged.exercises.solution", getattr(mod, n)) for n in mod.__all__]

@@ -81,33 +81,65 @@ def _zero_for_none(holes, size):
 
 
 _FIT_MISTAKES = (
-    (_best_fit, msg(
-        "you picked the smallest hole that is large enough (best fit); first fit takes the "
-        "first one in address order.",
-        "충분히 큰 구멍 중 가장 작은 것을 골랐습니다(best fit). first fit은 주소 순서로 처음 "
-        "나오는 구멍을 씁니다.")),
-    (_last_fit, msg(
-        "you returned the last hole that is large enough; first fit stops at the first one.",
-        "충분히 큰 구멍 중 마지막 것을 반환했습니다. first fit은 처음 맞는 구멍에서 멈춥니다.")),
-    (_strictly_larger, msg(
-        "you skipped a hole exactly as long as the request: an exact fit fits too.",
-        "요청과 길이가 똑같은 구멍을 건너뛰었습니다. 딱 맞는 구멍도 들어갈 수 있는 구멍입니다.")),
-    (_index, msg(
-        "you returned the hole's position in the list; return the address where it starts.",
-        "구멍의 리스트 안 위치(인덱스)를 반환했습니다. 구멍이 시작하는 주소를 반환하세요.")),
-    (_pair, msg(
-        "you returned the whole (start, length) pair; return only its start.",
-        "(start, length) 쌍 전체를 반환했습니다. 시작 주소만 반환하세요.")),
-    (_stops_early, msg(
-        "you gave up at the first hole that was too small; a later hole may still fit.",
-        "처음 만난 구멍이 작다고 거기서 멈췄습니다. 뒤에 있는 구멍이 맞을 수도 있습니다.")),
-    (_zero_for_none, msg(
-        "when no hole fits, return None: 0 is a real address (the start of the arena).",
-        "맞는 구멍이 없으면 None을 반환하세요. 0은 실제 주소(영역의 시작)입니다.")),
-    (lambda holes, size: None, msg(
-        "you returned None although a hole fits: did you forget to `return` its start?",
-        "맞는 구멍이 있는데 None을 반환했습니다. 시작 주소를 `return`하는 것을 잊지 않았나요?")),
-)  # fmt: skip
+    (
+        _best_fit,
+        msg(
+            "you picked the smallest hole that is large enough (best fit); first fit takes the "
+            "first one in address order.",
+            "충분히 큰 구멍 중 가장 작은 것을 골랐습니다(best fit). first fit은 주소 순서로 처음 "
+            "나오는 구멍을 씁니다.",
+        ),
+    ),
+    (
+        _last_fit,
+        msg(
+            "you returned the last hole that is large enough; first fit stops at the first one.",
+            "충분히 큰 구멍 중 마지막 것을 반환했습니다. first fit은 처음 맞는 구멍에서 멈춥니다.",
+        ),
+    ),
+    (
+        _strictly_larger,
+        msg(
+            "you skipped a hole exactly as long as the request: an exact fit fits too.",
+            "요청과 길이가 똑같은 구멍을 건너뛰었습니다. 딱 맞는 구멍도 들어갈 수 있는 구멍입니다.",
+        ),
+    ),
+    (
+        _index,
+        msg(
+            "you returned the hole's position in the list; return the address where it starts.",
+            "구멍의 리스트 안 위치(인덱스)를 반환했습니다. 구멍이 시작하는 주소를 반환하세요.",
+        ),
+    ),
+    (
+        _pair,
+        msg(
+            "you returned the whole (start, length) pair; return only its start.",
+            "(start, length) 쌍 전체를 반환했습니다. 시작 주소만 반환하세요.",
+        ),
+    ),
+    (
+        _stops_early,
+        msg(
+            "you gave up at the first hole that was too small; a later hole may still fit.",
+            "처음 만난 구멍이 작다고 거기서 멈췄습니다. 뒤에 있는 구멍이 맞을 수도 있습니다.",
+        ),
+    ),
+    (
+        _zero_for_none,
+        msg(
+            "when no hole fits, return None: 0 is a real address (the start of the arena).",
+            "맞는 구멍이 없으면 None을 반환하세요. 0은 실제 주소(영역의 시작)입니다.",
+        ),
+    ),
+    (
+        lambda holes, size: None,
+        msg(
+            "you returned None although a hole fits: did you forget to `return` its start?",
+            "맞는 구멍이 있는데 None을 반환했습니다. 시작 주소를 `return`하는 것을 잊지 않았나요?",
+        ),
+    ),
+)
 
 
 def _same_answer(got, want) -> bool:
@@ -127,8 +159,9 @@ def _random_holes(rng):
         holes.append((cursor, length))
         cursor += length + rng.randint(2, 6)
     lengths = [n for _, n in holes] or [2]
-    size = rng.choice((2, rng.choice(lengths), max(lengths), max(lengths) + 1,
-                       rng.randint(2, max(lengths) + 2)))  # fmt: skip
+    size = rng.choice(
+        (2, rng.choice(lengths), max(lengths), max(lengths) + 1, rng.randint(2, max(lengths) + 2))
+    )
     return holes, size
 
 
@@ -138,9 +171,20 @@ def check_first_fit(fn, seed: int | None = None) -> bool:
     `holes` lists the free ranges as (start, length), sorted by start. The truth: a
     `ContiguousAllocator` (first-fit placement) whose holes are those, asked to place `size`.
     """
-    return run_cases("first_fit", fn, _FIT_CASES, _first_fit_truth, _FIT_MISTAKES,
-                     same=_same_answer, params=("holes", "size"), none_ok=True,
-                     draw=draws(_random_holes, _first_fit_truth), seed=seed,
-                     forbid=[("ContiguousAllocator._first_fit", ContiguousAllocator._first_fit),
-                             ("ContiguousAllocator.allocate", ContiguousAllocator.allocate)],
-                     contract=lambda got, args: optional_integer(got))  # fmt: skip
+    return run_cases(
+        "first_fit",
+        fn,
+        _FIT_CASES,
+        _first_fit_truth,
+        _FIT_MISTAKES,
+        same=_same_answer,
+        params=("holes", "size"),
+        none_ok=True,
+        draw=draws(_random_holes, _first_fit_truth),
+        seed=seed,
+        forbid=[
+            ("ContiguousAllocator._first_fit", ContiguousAllocator._first_fit),
+            ("ContiguousAllocator.allocate", ContiguousAllocator.allocate),
+        ],
+        contract=lambda got, args: optional_integer(got),
+    )

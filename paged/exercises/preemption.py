@@ -31,15 +31,22 @@ def request_ids(rng, n: int) -> list:
         if rng.random() < 0.3:
             ids = rng.sample(range(1, 60), n)
         else:
-            ids = list(dict.fromkeys(f"{rng.choice('abcdkmqrtxz')}{rng.randint(1, 40)}"
-                                     for _ in range(3 * n)))[:n]  # fmt: skip
+            ids = list(
+                dict.fromkeys(
+                    f"{rng.choice('abcdkmqrtxz')}{rng.randint(1, 40)}" for _ in range(3 * n)
+                )
+            )[:n]
         if len(ids) < n:
             continue
         numeric = [int(str(x).lstrip("abcdkmqrtxz")) for x in ids]
-        orders = (sorted(ids, key=str), sorted(ids, key=str, reverse=True),
-                  [x for _, x in sorted(zip(numeric, ids, strict=True))])
+        orders = (
+            sorted(ids, key=str),
+            sorted(ids, key=str, reverse=True),
+            [x for _, x in sorted(zip(numeric, ids, strict=True))],
+        )
         if n < 3 or all(list(o) != ids and list(o)[::-1] != ids for o in orders):
             return ids
+
 
 __all__ = [
     "check_pick_victims",
@@ -64,8 +71,14 @@ def _random_victims(rng):
         n = rng.choice((1, 2, 3, 4, 6))
         ids = request_ids(rng, n)
         bs = rng.choice((1, 2, 4, 16))
-        running = [(r, rng.choice((1, 1, 2, rng.randint(1, 6))),  # block size 1: always 1
-                    1 if bs == 1 else rng.choice((0, 1, 1))) for r in ids]  # fmt: skip
+        running = [
+            (
+                r,
+                rng.choice((1, 1, 2, rng.randint(1, 6))),  # block size 1: always 1
+                1 if bs == 1 else rng.choice((0, 1, 1)),
+            )
+            for r in ids
+        ]
         free = rng.choice((0, 0, 1, 2, rng.randint(0, n)))
         try:
             pairs.append(_victims_pair(bs, running, free))
@@ -83,8 +96,9 @@ def _victims_pair(block_size, running, free_blocks):
         assert num_blocks_for(prompt_len, block_size) == held, (held, need, block_size)
         requests.append(Request(i, prompt_len=prompt_len, output_len=2))
     num_blocks = sum(held for _, held, _ in running) + free_blocks
-    s = Scheduler(requests, "paged", kv_slots=num_blocks * block_size, block_size=block_size,
-                  watermark=0.0)  # fmt: skip
+    s = Scheduler(
+        requests, "paged", kv_slots=num_blocks * block_size, block_size=block_size, watermark=0.0
+    )
     s.step()  # step 0: every request is admitted and its prompt prefilled
     assert len(s.running) == len(running) and s.allocator.num_free_blocks == free_blocks
     preempted = s.step().preempted  # step 1: one decode step
@@ -92,8 +106,9 @@ def _victims_pair(block_size, running, free_blocks):
     return case, [ids[i] for i in preempted]
 
 
-def _walk(earliest=False, self_only=False, free_all=True, consume=True, need_check=True,
-          skip_victims=True):  # fmt: skip
+def _walk(
+    earliest=False, self_only=False, free_all=True, consume=True, need_check=True, skip_victims=True
+):
     """The preemption walk with one slip, as a learner might write it."""
 
     def wrong(running, needed, free, held):
@@ -118,32 +133,56 @@ def _walk(earliest=False, self_only=False, free_all=True, consume=True, need_che
 
 
 _VICTIM_MISTAKES = (
-    (_walk(earliest=True), msg(
-        "you preempted the earliest arrival; the paper preempts the latest one first (the end "
-        "of running).",
-        "가장 먼저 도착한 요청을 선점했습니다. 논문은 가장 늦게 도착한 요청(running의 끝)부터 "
-        "선점합니다.")),
-    (_walk(self_only=True), msg(
-        "the victim is the latest-arrived running request, which need not be the one that needs "
-        "the block.",
-        "선점되는 것은 가장 늦게 도착한 실행 중 요청이고, 블록이 필요한 요청과 다를 수 있습니다.")),
-    (_walk(free_all=False), msg(
-        "a victim gives back every block it holds (all-or-nothing), not just one.",
-        "선점된 요청은 가진 블록을 하나가 아니라 전부 돌려줍니다(all-or-nothing).")),
-    (_walk(consume=False), msg(
-        "each request that takes a block leaves one fewer free block for those after it.",
-        "블록을 가져간 요청이 있으면 뒤의 요청에게 남는 빈 블록이 하나 줄어듭니다.")),
-    (_walk(need_check=False), msg(
-        "a request whose last block still has room needs no new block: it never causes a "
-        "preemption, even when nothing is free.",
-        "마지막 블록에 자리가 남은 요청은 새 블록이 필요 없습니다. 빈 블록이 없어도 선점을 "
-        "일으키지 않습니다.")),
-    (_walk(skip_victims=False), msg(
-        "a preempted request leaves the running requests: it stores no token in this step, so "
-        "it takes no block and is not preempted twice.",
-        "선점된 요청은 실행 중 목록에서 빠집니다. 이번 단계에는 토큰을 저장하지 않으므로 블록을 "
-        "가져가지 않고, 두 번 선점되지도 않습니다.")),
-)  # fmt: skip
+    (
+        _walk(earliest=True),
+        msg(
+            "you preempted the earliest arrival; the paper preempts the latest one first (the end "
+            "of running).",
+            "가장 먼저 도착한 요청을 선점했습니다. 논문은 가장 늦게 도착한 요청(running의 끝)부터 "
+            "선점합니다.",
+        ),
+    ),
+    (
+        _walk(self_only=True),
+        msg(
+            "the victim is the latest-arrived running request, which need not be the one that needs "
+            "the block.",
+            "선점되는 것은 가장 늦게 도착한 실행 중 요청이고, 블록이 필요한 요청과 다를 수 있습니다.",
+        ),
+    ),
+    (
+        _walk(free_all=False),
+        msg(
+            "a victim gives back every block it holds (all-or-nothing), not just one.",
+            "선점된 요청은 가진 블록을 하나가 아니라 전부 돌려줍니다(all-or-nothing).",
+        ),
+    ),
+    (
+        _walk(consume=False),
+        msg(
+            "each request that takes a block leaves one fewer free block for those after it.",
+            "블록을 가져간 요청이 있으면 뒤의 요청에게 남는 빈 블록이 하나 줄어듭니다.",
+        ),
+    ),
+    (
+        _walk(need_check=False),
+        msg(
+            "a request whose last block still has room needs no new block: it never causes a "
+            "preemption, even when nothing is free.",
+            "마지막 블록에 자리가 남은 요청은 새 블록이 필요 없습니다. 빈 블록이 없어도 선점을 "
+            "일으키지 않습니다.",
+        ),
+    ),
+    (
+        _walk(skip_victims=False),
+        msg(
+            "a preempted request leaves the running requests: it stores no token in this step, so "
+            "it takes no block and is not preempted twice.",
+            "선점된 요청은 실행 중 목록에서 빠집니다. 이번 단계에는 토큰을 저장하지 않으므로 블록을 "
+            "가져가지 않고, 두 번 선점되지도 않습니다.",
+        ),
+    ),
+)
 
 
 def check_pick_victims(fn, seed: int | None = None) -> bool:
@@ -156,10 +195,18 @@ def check_pick_victims(fn, seed: int | None = None) -> bool:
     """
     cases, truth = by_case([_victims_pair(*c) for c in _VICTIM_CASES])
 
-    return run_cases("pick_victims", fn, cases, truth, _VICTIM_MISTAKES, same=same_sequence,
-                     params=("running", "blocks_needed", "free_blocks", "blocks_held"),
-                     draw=_random_victims, seed=seed,
-                     forbid=[("Scheduler.step", Scheduler.step)])  # fmt: skip
+    return run_cases(
+        "pick_victims",
+        fn,
+        cases,
+        truth,
+        _VICTIM_MISTAKES,
+        same=same_sequence,
+        params=("running", "blocks_needed", "free_blocks", "blocks_held"),
+        draw=_random_victims,
+        seed=seed,
+        forbid=[("Scheduler.step", Scheduler.step)],
+    )
 
 
 def check_swap_time(fn, seed: int | None = None) -> bool:
@@ -170,45 +217,90 @@ def check_swap_time(fn, seed: int | None = None) -> bool:
     """
 
     def truth(nb, bs, bpt, layers, bw, lat):
-        model = CostModel(bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw,
-                          transfer_latency_s=lat)  # fmt: skip
+        model = CostModel(
+            bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
+        )
         return model.swap_time(nb, bs)
 
-    cases = [(10, 16, 819_200, 40, 25e9, 10e-6), (1, 1, 1000, 2, 1e6, 1e-3),
-             (7, 256, 131_072, 32, 25e9, 5e-6), (0, 16, 819_200, 40, 25e9, 10e-6)]  # fmt: skip
+    cases = [
+        (10, 16, 819_200, 40, 25e9, 10e-6),
+        (1, 1, 1000, 2, 1e6, 1e-3),
+        (7, 256, 131_072, 32, 25e9, 5e-6),
+        (0, 16, 819_200, 40, 25e9, 10e-6),
+    ]
     mistakes = [
-        (lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw, msg(
-            "each block moves as 2 x num_layers transfers (K and V of every layer), not one.",
-            "블록 하나는 한 번이 아니라 2 × num_layers번(모든 레이어의 K와 V) 전송됩니다.")),
-        (lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw, msg(
-            "you left out the fixed latency that every transfer pays.",
-            "전송마다 드는 고정 지연 시간을 빠뜨렸습니다.")),
-        (lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat, msg(
-            "you counted only the fixed latencies: the bytes themselves also take time to cross "
-            "PCIe.",
-            "고정 지연 시간만 셌습니다. 바이트 자체가 PCIe를 건너는 데도 시간이 걸립니다.")),
-        (lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat + nb * bs * bpt / bw, msg(
-            "K and V are separate transfers: 2 per block and layer.",
-            "K와 V는 따로 전송됩니다. 블록과 레이어마다 2번입니다.")),
-        (lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * (lat + bs * bpt / bw), msg(
-            "bytes_per_token already counts K and V of every layer: the bytes cross PCIe once, "
-            "only the latency is paid per transfer.",
-            "bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다. 바이트는 한 번만 "
-            "건너고, 전송마다 치르는 것은 지연 시간뿐입니다.")),
-    ]  # fmt: skip
+        (
+            lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw,
+            msg(
+                "each block moves as 2 x num_layers transfers (K and V of every layer), not one.",
+                "블록 하나는 한 번이 아니라 2 × num_layers번(모든 레이어의 K와 V) 전송됩니다.",
+            ),
+        ),
+        (
+            lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw,
+            msg(
+                "you left out the fixed latency that every transfer pays.",
+                "전송마다 드는 고정 지연 시간을 빠뜨렸습니다.",
+            ),
+        ),
+        (
+            lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat,
+            msg(
+                "you counted only the fixed latencies: the bytes themselves also take time to cross "
+                "PCIe.",
+                "고정 지연 시간만 셌습니다. 바이트 자체가 PCIe를 건너는 데도 시간이 걸립니다.",
+            ),
+        ),
+        (
+            lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat + nb * bs * bpt / bw,
+            msg(
+                "K and V are separate transfers: 2 per block and layer.",
+                "K와 V는 따로 전송됩니다. 블록과 레이어마다 2번입니다.",
+            ),
+        ),
+        (
+            lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * (lat + bs * bpt / bw),
+            msg(
+                "bytes_per_token already counts K and V of every layer: the bytes cross PCIe once, "
+                "only the latency is paid per transfer.",
+                "bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다. 바이트는 한 번만 "
+                "건너고, 전송마다 치르는 것은 지연 시간뿐입니다.",
+            ),
+        ),
+    ]
 
     def same(got, want):  # NumPy float32 and friends will do: float32 holds ~7 digits
         return real(got) is None and math.isclose(float(got), want, rel_tol=2e-6, abs_tol=1e-15)
 
     def generate(rng):
-        return (rng.choice((0, 1, 2, rng.randint(1, 5000))), rng.choice((1, 16, 256)),
-                rng.choice((1, 2048, 819_200, rng.randint(1, 10**6))), rng.choice((1, 2, 80)),
-                rng.choice((1e6, 25e9, 64e9, rng.uniform(1e8, 1e11))),
-                rng.choice((1e-9, 1e-6, 10e-6, 1e-3, rng.uniform(1e-7, 1e-4))))  # fmt: skip
+        return (
+            rng.choice((0, 1, 2, rng.randint(1, 5000))),
+            rng.choice((1, 16, 256)),
+            rng.choice((1, 2048, 819_200, rng.randint(1, 10**6))),
+            rng.choice((1, 2, 80)),
+            rng.choice((1e6, 25e9, 64e9, rng.uniform(1e8, 1e11))),
+            rng.choice((1e-9, 1e-6, 10e-6, 1e-3, rng.uniform(1e-7, 1e-4))),
+        )
 
-    return run_cases("swap_time", fn, cases, truth, mistakes, same=same,
-                     draw=draws(generate, truth), seed=seed,
-                     params=("num_blocks", "block_size", "bytes_per_token", "num_layers",
-                             "bytes_per_s", "latency_s"),
-                     forbid=[("CostModel.swap_time", CostModel.swap_time),
-                             ("CostModel.transfers", CostModel.transfers)])  # fmt: skip
+    return run_cases(
+        "swap_time",
+        fn,
+        cases,
+        truth,
+        mistakes,
+        same=same,
+        draw=draws(generate, truth),
+        seed=seed,
+        params=(
+            "num_blocks",
+            "block_size",
+            "bytes_per_token",
+            "num_layers",
+            "bytes_per_s",
+            "latency_s",
+        ),
+        forbid=[
+            ("CostModel.swap_time", CostModel.swap_time),
+            ("CostModel.transfers", CostModel.transfers),
+        ],
+    )

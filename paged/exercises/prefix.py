@@ -23,10 +23,12 @@ from .core import draws, run_cases
 __all__ = ["check_block_hashes"]
 
 PARAMS = ("token_ids", "block_size")
-FORBID = [("paged.prefix_cache.block_hashes", prefix_cache.block_hashes),
-          ("paged.prefix_cache.cached_tokens", prefix_cache.cached_tokens),
-          ("paged.prefix_cache.predict_cached", prefix_cache.predict_cached),
-          ("paged.exercises.solution", answers.block_hashes)]  # fmt: skip
+FORBID = [
+    ("paged.prefix_cache.block_hashes", prefix_cache.block_hashes),
+    ("paged.prefix_cache.cached_tokens", prefix_cache.cached_tokens),
+    ("paged.prefix_cache.predict_cached", prefix_cache.predict_cached),
+    ("paged.exercises.solution", answers.block_hashes),
+]
 
 AND = msg("{a} and {b}", "{a} 및 {b}")
 LEGEND = msg("{pattern} (the same letter: the same hash)", "{pattern} (같은 글자는 같은 해시)")
@@ -210,45 +212,76 @@ _NEIGHBOURS = (
 
 
 MISTAKES = (
-    (_chain(partial=True), msg(
-        "you gave the last, partly filled block a hash too; only full blocks get one (a partial "
-        "block is still being written, so no other request can share it).",
-        "덜 찬 마지막 블록에도 해시를 주었습니다. 해시는 꽉 찬 블록에만 붙습니다(덜 찬 블록은 "
-        "아직 쓰이는 중이라 다른 요청과 나눌 수 없습니다).")),
-    (_chain(drop_full=True), msg(
-        "when the prompt ends exactly at a block boundary, its last block is full, and it got no "
-        "hash.",
-        "프롬프트가 블록 경계에서 딱 끝나면 마지막 블록은 꽉 찬 블록인데, 그 블록에 해시가 "
-        "없습니다.")),
-    (_chain(lambda h, block: None), msg(
-        "two blocks with the same tokens got the same hash although what comes before them "
-        "differs; a block's hash has to name its whole prefix, not only its own tokens.",
-        "토큰이 같은 두 블록이 앞선 내용이 다른데도 같은 해시를 받았습니다. 블록의 해시는 블록 "
-        "자신의 토큰만이 아니라 그 앞의 접두사 전체를 나타내야 합니다.")),
-    (_chain(lambda h, block: block), msg(
-        "blocks that follow a difference two or more blocks back got equal hashes: a difference "
-        "reaches only the next block. Every hash has to carry everything before it, down the "
-        "whole chain.",
-        "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
-        "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.")),
-    *((_chain(block_of=neighbour), msg(
-        "your hashes follow the tokens of a neighbouring block: changing one token of block j "
-        "changes a hash before block j, or leaves block j's own hash as it was. Each hash covers "
-        "the block_size tokens of its own block.",
-        "해시가 이웃 블록의 토큰을 따라갑니다. 블록 j의 토큰 하나를 바꾸면 블록 j보다 앞의 해시가 "
-        "바뀌거나, 블록 j 자신의 해시가 그대로입니다. 각 해시는 자기 블록의 토큰 block_size개를 "
-        "덮어야 합니다.")) for neighbour in _NEIGHBOURS),
-    (_chain(kind="generator"), msg(
-        "your function gives a generator; the caller counts the hashes and indexes them, so the "
-        "spec asks for a list.",
-        "함수가 generator를 돌려줍니다. 호출하는 쪽은 해시를 세고 인덱스로 꺼내므로, 명세는 "
-        "list를 요구합니다.")),
-    (_chain(kind=dict), msg(
-        "your function returns a dict; the spec asks for a list, one hash per full block, in "
-        "block order.",
-        "함수가 dict를 반환합니다. 명세가 요구하는 것은 꽉 찬 블록마다 해시 하나씩, 블록 "
-        "순서대로 담은 list입니다.")),
-)  # fmt: skip
+    (
+        _chain(partial=True),
+        msg(
+            "you gave the last, partly filled block a hash too; only full blocks get one (a partial "
+            "block is still being written, so no other request can share it).",
+            "덜 찬 마지막 블록에도 해시를 주었습니다. 해시는 꽉 찬 블록에만 붙습니다(덜 찬 블록은 "
+            "아직 쓰이는 중이라 다른 요청과 나눌 수 없습니다).",
+        ),
+    ),
+    (
+        _chain(drop_full=True),
+        msg(
+            "when the prompt ends exactly at a block boundary, its last block is full, and it got no "
+            "hash.",
+            "프롬프트가 블록 경계에서 딱 끝나면 마지막 블록은 꽉 찬 블록인데, 그 블록에 해시가 "
+            "없습니다.",
+        ),
+    ),
+    (
+        _chain(lambda h, block: None),
+        msg(
+            "two blocks with the same tokens got the same hash although what comes before them "
+            "differs; a block's hash has to name its whole prefix, not only its own tokens.",
+            "토큰이 같은 두 블록이 앞선 내용이 다른데도 같은 해시를 받았습니다. 블록의 해시는 블록 "
+            "자신의 토큰만이 아니라 그 앞의 접두사 전체를 나타내야 합니다.",
+        ),
+    ),
+    (
+        _chain(lambda h, block: block),
+        msg(
+            "blocks that follow a difference two or more blocks back got equal hashes: a difference "
+            "reaches only the next block. Every hash has to carry everything before it, down the "
+            "whole chain.",
+            "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
+            "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.",
+        ),
+    ),
+    *(
+        (
+            _chain(block_of=neighbour),
+            msg(
+                "your hashes follow the tokens of a neighbouring block: changing one token of block j "
+                "changes a hash before block j, or leaves block j's own hash as it was. Each hash covers "
+                "the block_size tokens of its own block.",
+                "해시가 이웃 블록의 토큰을 따라갑니다. 블록 j의 토큰 하나를 바꾸면 블록 j보다 앞의 해시가 "
+                "바뀌거나, 블록 j 자신의 해시가 그대로입니다. 각 해시는 자기 블록의 토큰 block_size개를 "
+                "덮어야 합니다.",
+            ),
+        )
+        for neighbour in _NEIGHBOURS
+    ),
+    (
+        _chain(kind="generator"),
+        msg(
+            "your function gives a generator; the caller counts the hashes and indexes them, so the "
+            "spec asks for a list.",
+            "함수가 generator를 돌려줍니다. 호출하는 쪽은 해시를 세고 인덱스로 꺼내므로, 명세는 "
+            "list를 요구합니다.",
+        ),
+    ),
+    (
+        _chain(kind=dict),
+        msg(
+            "your function returns a dict; the spec asks for a list, one hash per full block, in "
+            "block order.",
+            "함수가 dict를 반환합니다. 명세가 요구하는 것은 꽉 찬 블록마다 해시 하나씩, 블록 "
+            "순서대로 담은 list입니다.",
+        ),
+    ),
+)
 
 
 def _equal_pairs(p: Pattern) -> set:
@@ -257,8 +290,10 @@ def _equal_pairs(p: Pattern) -> set:
 
 
 def _counts_right(triples) -> bool:
-    return all(g.kind is None and [len(r) for r in g.labels] == [len(r) for r in w.labels]
-               for g, w, _ in triples)  # fmt: skip
+    return all(
+        g.kind is None and [len(r) for r in g.labels] == [len(r) for r in w.labels]
+        for g, w, _ in triples
+    )
 
 
 def _merges(triples) -> bool:
@@ -272,20 +307,32 @@ def _splits(triples) -> bool:
 
 
 SYMPTOMS = (
-    (lambda triples: not _counts_right(triples) and all(g.kind is None for g, _, _ in triples),
-     msg("the number of hashes is not the number of full blocks in the prompt.",
-         "해시의 개수가 프롬프트의 꽉 찬 블록 개수와 다릅니다.")),
-    (_merges, msg(
-        "two blocks that differ, in their own tokens or in what comes before them, got equal "
-        "hashes: a request would find a block that is not its own.",
-        "자기 토큰이 다르거나 그 앞의 내용이 다른 두 블록이 같은 해시를 받았습니다. 요청이 자기 "
-        "것이 아닌 블록을 찾게 됩니다.")),
-    (_splits, msg(
-        "the same prefix got different hashes: a block's hash may depend only on the tokens up "
-        "to the end of that block, so another request with that prefix finds it.",
-        "같은 접두사가 서로 다른 해시를 받았습니다. 블록의 해시는 그 블록 끝까지의 토큰에만 "
-        "달려 있어야, 같은 접두사를 가진 다른 요청이 그 블록을 찾을 수 있습니다.")),
-)  # fmt: skip
+    (
+        lambda triples: not _counts_right(triples) and all(g.kind is None for g, _, _ in triples),
+        msg(
+            "the number of hashes is not the number of full blocks in the prompt.",
+            "해시의 개수가 프롬프트의 꽉 찬 블록 개수와 다릅니다.",
+        ),
+    ),
+    (
+        _merges,
+        msg(
+            "two blocks that differ, in their own tokens or in what comes before them, got equal "
+            "hashes: a request would find a block that is not its own.",
+            "자기 토큰이 다르거나 그 앞의 내용이 다른 두 블록이 같은 해시를 받았습니다. 요청이 자기 "
+            "것이 아닌 블록을 찾게 됩니다.",
+        ),
+    ),
+    (
+        _splits,
+        msg(
+            "the same prefix got different hashes: a block's hash may depend only on the tokens up "
+            "to the end of that block, so another request with that prefix finds it.",
+            "같은 접두사가 서로 다른 해시를 받았습니다. 블록의 해시는 그 블록 끝까지의 토큰에만 "
+            "달려 있어야, 같은 접두사를 가진 다른 요청이 그 블록을 찾을 수 있습니다.",
+        ),
+    ),
+)
 
 
 def check_block_hashes(fn, seed: int | None = None) -> bool:
@@ -294,7 +341,19 @@ def check_block_hashes(fn, seed: int | None = None) -> bool:
     Any hash function will do: the hashes must be equal where the library's are equal and
     different where they differ, across the related prompts of each case.
     """
-    return run_cases("block_hashes", fn, CASES, truth, MISTAKES, describe=describe,
-                     observe=observe, show=str, draw=draws(_family, truth), seed=seed,
-                     params=PARAMS, forbid=FORBID, contract=contract,
-                     symptoms=SYMPTOMS)  # fmt: skip
+    return run_cases(
+        "block_hashes",
+        fn,
+        CASES,
+        truth,
+        MISTAKES,
+        describe=describe,
+        observe=observe,
+        show=str,
+        draw=draws(_family, truth),
+        seed=seed,
+        params=PARAMS,
+        forbid=FORBID,
+        contract=contract,
+        symptoms=SYMPTOMS,
+    )

@@ -36,16 +36,27 @@ _ADMIT_CASES = (
 def _admit_pair(block_size, free_blocks, watermark_blocks, waiting):
     """(case, answer): the answer is what the Scheduler's first step admits from an empty pool."""
     requests = [Request(i, prompt_len=p, output_len=n) for i, (_, p, n) in enumerate(waiting)]
-    s = Scheduler(requests, "paged", kv_slots=free_blocks * block_size, block_size=block_size,
-                  watermark=(watermark_blocks + 0.5) / free_blocks)  # fmt: skip
+    s = Scheduler(
+        requests,
+        "paged",
+        kv_slots=free_blocks * block_size,
+        block_size=block_size,
+        watermark=(watermark_blocks + 0.5) / free_blocks,
+    )
     assert s.config.watermark_blocks == watermark_blocks
     assert s.allocator.num_free_blocks == free_blocks
     admitted = s.step().admitted
     return (waiting, free_blocks, block_size, watermark_blocks), [waiting[i][0] for i in admitted]
 
 
-def _rule(blocks=lambda p, n, bs: -(-p // bs), skip=False, watermark=True, take=True,
-          strict=False, per_request=False):  # fmt: skip
+def _rule(
+    blocks=lambda p, n, bs: -(-p // bs),
+    skip=False,
+    watermark=True,
+    take=True,
+    strict=False,
+    per_request=False,
+):
     """The admission walk with one slip, as a learner might write it."""
 
     def wrong(waiting, free_blocks, block_size, watermark_blocks):
@@ -66,40 +77,72 @@ def _rule(blocks=lambda p, n, bs: -(-p // bs), skip=False, watermark=True, take=
 
 
 _ADMIT_MISTAKES = (
-    (_rule(blocks=lambda p, n, bs: -(-(p + n) // bs)), msg(
-        "you reserved prompt + max_new_tokens, as contiguous 'max' reservation does; paging takes "
-        "blocks only for the tokens a request holds now, its prompt.",
-        "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 'max' 예약이 그렇게 합니다. "
-        "페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.")),
-    (_rule(skip=True), msg(
-        "admission is first come, first served: when the request at the head of the queue does "
-        "not fit, the ones behind it wait too, even those that would fit.",
-        "수락은 선착순입니다. 대기열 맨 앞의 요청이 들어가지 못하면, 그 뒤의 요청은 들어갈 수 "
-        "있더라도 함께 기다립니다.")),
-    (_rule(watermark=False), msg(
-        "keep watermark_blocks free: a request is admitted only when its blocks plus the "
-        "watermark are free.",
-        "watermark_blocks만큼은 비워 두어야 합니다. 요청의 블록에 워터마크를 더한 만큼이 비어 "
-        "있을 때만 수락합니다.")),
-    (_rule(blocks=lambda p, n, bs: p // bs), msg(
-        "a prompt that ends partway into a block still needs that block: round the number of "
-        "blocks up.",
-        "블록 중간에서 끝나는 프롬프트도 그 블록이 필요합니다. 블록 수는 올림으로 세세요.")),
-    (_rule(take=False), msg(
-        "each admitted request takes its blocks: the requests after it find fewer free blocks.",
-        "수락된 요청은 블록을 가져갑니다. 그 뒤의 요청에게는 빈 블록이 그만큼 줄어듭니다.")),
-    (_rule(strict=True), msg(
-        "a request whose blocks plus the watermark equal the free blocks exactly still fits.",
-        "요청의 블록에 워터마크를 더한 값이 빈 블록 수와 정확히 같아도 들어갑니다.")),
-    (_rule(per_request=True), msg(
-        "the watermark is kept free once for the whole pool, not once per admitted request.",
-        "워터마크는 수락한 요청마다가 아니라 풀 전체에 한 번만 비워 둡니다.")),
-    (_rule(blocks=lambda p, n, bs: -(-(p + 1) // bs)), msg(
-        "the first new token is sampled from the prompt's last position and stored in the next "
-        "step: admission takes blocks for the prompt alone.",
-        "첫 새 토큰은 프롬프트의 마지막 위치에서 샘플링되고 다음 단계에 저장됩니다. 수락할 때는 "
-        "프롬프트만큼의 블록만 가져갑니다.")),
-)  # fmt: skip
+    (
+        _rule(blocks=lambda p, n, bs: -(-(p + n) // bs)),
+        msg(
+            "you reserved prompt + max_new_tokens, as contiguous 'max' reservation does; paging takes "
+            "blocks only for the tokens a request holds now, its prompt.",
+            "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 'max' 예약이 그렇게 합니다. "
+            "페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.",
+        ),
+    ),
+    (
+        _rule(skip=True),
+        msg(
+            "admission is first come, first served: when the request at the head of the queue does "
+            "not fit, the ones behind it wait too, even those that would fit.",
+            "수락은 선착순입니다. 대기열 맨 앞의 요청이 들어가지 못하면, 그 뒤의 요청은 들어갈 수 "
+            "있더라도 함께 기다립니다.",
+        ),
+    ),
+    (
+        _rule(watermark=False),
+        msg(
+            "keep watermark_blocks free: a request is admitted only when its blocks plus the "
+            "watermark are free.",
+            "watermark_blocks만큼은 비워 두어야 합니다. 요청의 블록에 워터마크를 더한 만큼이 비어 "
+            "있을 때만 수락합니다.",
+        ),
+    ),
+    (
+        _rule(blocks=lambda p, n, bs: p // bs),
+        msg(
+            "a prompt that ends partway into a block still needs that block: round the number of "
+            "blocks up.",
+            "블록 중간에서 끝나는 프롬프트도 그 블록이 필요합니다. 블록 수는 올림으로 세세요.",
+        ),
+    ),
+    (
+        _rule(take=False),
+        msg(
+            "each admitted request takes its blocks: the requests after it find fewer free blocks.",
+            "수락된 요청은 블록을 가져갑니다. 그 뒤의 요청에게는 빈 블록이 그만큼 줄어듭니다.",
+        ),
+    ),
+    (
+        _rule(strict=True),
+        msg(
+            "a request whose blocks plus the watermark equal the free blocks exactly still fits.",
+            "요청의 블록에 워터마크를 더한 값이 빈 블록 수와 정확히 같아도 들어갑니다.",
+        ),
+    ),
+    (
+        _rule(per_request=True),
+        msg(
+            "the watermark is kept free once for the whole pool, not once per admitted request.",
+            "워터마크는 수락한 요청마다가 아니라 풀 전체에 한 번만 비워 둡니다.",
+        ),
+    ),
+    (
+        _rule(blocks=lambda p, n, bs: -(-(p + 1) // bs)),
+        msg(
+            "the first new token is sampled from the prompt's last position and stored in the next "
+            "step: admission takes blocks for the prompt alone.",
+            "첫 새 토큰은 프롬프트의 마지막 위치에서 샘플링되고 다음 단계에 저장됩니다. 수락할 때는 "
+            "프롬프트만큼의 블록만 가져갑니다.",
+        ),
+    ),
+)
 
 
 def _random_admits(rng):
@@ -132,7 +175,15 @@ def check_admit(fn, seed: int | None = None) -> bool:
     """
     cases, truth = by_case([_admit_pair(*c) for c in _ADMIT_CASES])
 
-    return run_cases("admit", fn, cases, truth, _ADMIT_MISTAKES, same=same_sequence,
-                     params=("waiting", "free_blocks", "block_size", "watermark_blocks"),
-                     draw=_random_admits, seed=seed,
-                     forbid=[("Scheduler.step", Scheduler.step)])  # fmt: skip
+    return run_cases(
+        "admit",
+        fn,
+        cases,
+        truth,
+        _ADMIT_MISTAKES,
+        same=same_sequence,
+        params=("waiting", "free_blocks", "block_size", "watermark_blocks"),
+        draw=_random_admits,
+        seed=seed,
+        forbid=[("Scheduler.step", Scheduler.step)],
+    )

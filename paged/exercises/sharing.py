@@ -33,39 +33,64 @@ def check_blocks_after_fork(fn, seed: int | None = None) -> bool:
 
     cases = [(10, 3, 4), (8, 3, 4), (1, 4, 16), (33, 2, 16), (32, 5, 16), (7, 1, 8), (5, 3, 1)]
     mistakes = [
-        (lambda p, n, bs: -(-p // bs) + n, msg(
-            "you kept the shared, partly filled last block on top of one private block per "
-            "sample; but the last sample to write finds it no longer shared and writes into it.",
-            "공유된, 일부만 찬 마지막 블록을 샘플마다 생긴 개인 블록과 별도로 셌습니다. "
-            "마지막으로 쓰는 샘플에게는 그 블록이 더는 공유되지 않으므로, 그 샘플은 그 블록에 "
-            "그대로 씁니다.")),
-        (lambda p, n, bs: n * -(-(p + 1) // bs), msg(
-            "forked samples share the prompt's full blocks: those are stored once, not once per "
-            "sample.",
-            "fork된 샘플들은 프롬프트의 꽉 찬 블록을 공유합니다. 그 블록은 샘플마다가 아니라 한 "
-            "번만 저장됩니다.")),
-        (lambda p, n, bs: -(-p // bs) + n - 1, msg(
-            "when the prompt fills its last block exactly, no sample can write into it: each "
-            "sample takes a new block.",
-            "프롬프트가 마지막 블록을 꽉 채우면 어느 샘플도 그 블록에 쓸 수 없습니다. 샘플마다 새 "
-            "블록을 하나씩 가져옵니다.")),
-        (lambda p, n, bs: -(-(p + 1) // bs), msg(
-            "every sample writes its own token, so each one needs a last block of its own.",
-            "샘플마다 자기 토큰을 쓰므로, 샘플마다 자기만의 마지막 블록이 필요합니다.")),
-    ]  # fmt: skip
+        (
+            lambda p, n, bs: -(-p // bs) + n,
+            msg(
+                "you kept the shared, partly filled last block on top of one private block per "
+                "sample; but the last sample to write finds it no longer shared and writes into it.",
+                "공유된, 일부만 찬 마지막 블록을 샘플마다 생긴 개인 블록과 별도로 셌습니다. "
+                "마지막으로 쓰는 샘플에게는 그 블록이 더는 공유되지 않으므로, 그 샘플은 그 블록에 "
+                "그대로 씁니다.",
+            ),
+        ),
+        (
+            lambda p, n, bs: n * -(-(p + 1) // bs),
+            msg(
+                "forked samples share the prompt's full blocks: those are stored once, not once per "
+                "sample.",
+                "fork된 샘플들은 프롬프트의 꽉 찬 블록을 공유합니다. 그 블록은 샘플마다가 아니라 한 "
+                "번만 저장됩니다.",
+            ),
+        ),
+        (
+            lambda p, n, bs: -(-p // bs) + n - 1,
+            msg(
+                "when the prompt fills its last block exactly, no sample can write into it: each "
+                "sample takes a new block.",
+                "프롬프트가 마지막 블록을 꽉 채우면 어느 샘플도 그 블록에 쓸 수 없습니다. 샘플마다 새 "
+                "블록을 하나씩 가져옵니다.",
+            ),
+        ),
+        (
+            lambda p, n, bs: -(-(p + 1) // bs),
+            msg(
+                "every sample writes its own token, so each one needs a last block of its own.",
+                "샘플마다 자기 토큰을 쓰므로, 샘플마다 자기만의 마지막 블록이 필요합니다.",
+            ),
+        ),
+    ]
 
     def generate(rng):
         bs = block_size_for(rng)
         p = max(1, rng.randint(0, 4) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
         return p, rng.choice((1, 2, 3, rng.randint(1, 9))), bs
 
-    return run_cases("blocks_after_fork", fn, cases, truth, mistakes,
-                     draw=draws(generate, truth), seed=seed,
-                     params=("prompt_len", "num_samples", "block_size"),
-                     forbid=[*FORBID, ("paged.experiments.blocks_held_by_samples",
-                                       blocks_held_by_samples),
-                             ("PagedAllocator.fork", PagedAllocator.fork)],
-                     contract=lambda got, args: integer(got))  # fmt: skip
+    return run_cases(
+        "blocks_after_fork",
+        fn,
+        cases,
+        truth,
+        mistakes,
+        draw=draws(generate, truth),
+        seed=seed,
+        params=("prompt_len", "num_samples", "block_size"),
+        forbid=[
+            *FORBID,
+            ("paged.experiments.blocks_held_by_samples", blocks_held_by_samples),
+            ("PagedAllocator.fork", PagedAllocator.fork),
+        ],
+        contract=lambda got, args: integer(got),
+    )
 
 
 # (num_blocks, block_size, seed, ops, seq): `seq` writes one more token.
@@ -144,8 +169,9 @@ def show_write(value) -> str:
     return f"{ret!r} (table {table}, free {free}, refs {refs})"
 
 
-def _write_with(copy_full=False, decrement=True, new_count=1, copy_private=False,
-                swap_pair=False, full_count=1):  # fmt: skip
+def _write_with(
+    copy_full=False, decrement=True, new_count=1, copy_private=False, swap_pair=False, full_count=1
+):
     """A copy-on-write with one slip, as a learner might write it."""
 
     def wrong(table, n, bs, free, refs):
@@ -168,46 +194,81 @@ def _write_with(copy_full=False, decrement=True, new_count=1, copy_private=False
 
 
 _WRITE_MISTAKES = (
-    (_write_with(copy_full=True), msg(
-        "the shared last block is full, so the token starts a new block and nothing is written "
-        "into the shared one: no copy is needed.",
-        "공유된 마지막 블록이 꽉 찼으면 토큰은 새 블록에서 시작하고, 공유 블록에는 아무것도 쓰지 "
-        "않습니다. 복사할 필요가 없습니다.")),
-    (_write_with(decrement=False), msg(
-        "after the copy this sequence no longer holds the old block: lower its reference count "
-        "by one.",
-        "복사한 뒤에는 이 시퀀스가 옛 블록을 더 이상 갖고 있지 않습니다. 그 블록의 참조 카운트를 "
-        "하나 줄이세요.")),
-    (_write_with(new_count=2), msg(
-        "the copy belongs to this sequence alone: its reference count starts at 1, not 2.",
-        "복사본은 이 시퀀스만 갖습니다. 참조 카운트는 2가 아니라 1에서 시작합니다.")),
-    (_write_with(new_count=0), msg(
-        "the copy is held by this sequence: give it reference count 1 in refs.",
-        "복사본은 이 시퀀스가 갖고 있습니다. refs에서 참조 카운트를 1로 정하세요.")),
-    (_write_with(copy_private=True), msg(
-        "a block that only this sequence holds (count 1) is written in place: copy only when "
-        "another sequence holds it too.",
-        "이 시퀀스만 가진 블록(카운트 1)에는 그대로 씁니다. 다른 시퀀스도 그 블록을 가질 때만 "
-        "복사하세요.")),
-    (_write_with(swap_pair=True), msg(
-        "return the copy as (old, new): the block copied from first, then the block copied to.",
-        "복사는 (old, new) 순서로 반환하세요. 복사해 온 블록이 먼저, 복사해 간 블록이 "
-        "다음입니다.")),
-    (_write_with(full_count=0), msg(
-        "a block taken because the last one is full is held by this sequence too: give it "
-        "count 1 in refs.",
-        "마지막 블록이 꽉 차서 가져온 블록도 이 시퀀스가 갖습니다. refs에서 카운트를 1로 "
-        "정하세요.")),
-    (lambda *args: _write_with()(*args)[0], msg(
-        "return a pair: (slot, None), or (slot, (old, new)) after a copy.",
-        "쌍을 반환하세요: (slot, None), 또는 복사했다면 (slot, (old, new)).")),
-)  # fmt: skip
+    (
+        _write_with(copy_full=True),
+        msg(
+            "the shared last block is full, so the token starts a new block and nothing is written "
+            "into the shared one: no copy is needed.",
+            "공유된 마지막 블록이 꽉 찼으면 토큰은 새 블록에서 시작하고, 공유 블록에는 아무것도 쓰지 "
+            "않습니다. 복사할 필요가 없습니다.",
+        ),
+    ),
+    (
+        _write_with(decrement=False),
+        msg(
+            "after the copy this sequence no longer holds the old block: lower its reference count "
+            "by one.",
+            "복사한 뒤에는 이 시퀀스가 옛 블록을 더 이상 갖고 있지 않습니다. 그 블록의 참조 카운트를 "
+            "하나 줄이세요.",
+        ),
+    ),
+    (
+        _write_with(new_count=2),
+        msg(
+            "the copy belongs to this sequence alone: its reference count starts at 1, not 2.",
+            "복사본은 이 시퀀스만 갖습니다. 참조 카운트는 2가 아니라 1에서 시작합니다.",
+        ),
+    ),
+    (
+        _write_with(new_count=0),
+        msg(
+            "the copy is held by this sequence: give it reference count 1 in refs.",
+            "복사본은 이 시퀀스가 갖고 있습니다. refs에서 참조 카운트를 1로 정하세요.",
+        ),
+    ),
+    (
+        _write_with(copy_private=True),
+        msg(
+            "a block that only this sequence holds (count 1) is written in place: copy only when "
+            "another sequence holds it too.",
+            "이 시퀀스만 가진 블록(카운트 1)에는 그대로 씁니다. 다른 시퀀스도 그 블록을 가질 때만 "
+            "복사하세요.",
+        ),
+    ),
+    (
+        _write_with(swap_pair=True),
+        msg(
+            "return the copy as (old, new): the block copied from first, then the block copied to.",
+            "복사는 (old, new) 순서로 반환하세요. 복사해 온 블록이 먼저, 복사해 간 블록이 "
+            "다음입니다.",
+        ),
+    ),
+    (
+        _write_with(full_count=0),
+        msg(
+            "a block taken because the last one is full is held by this sequence too: give it "
+            "count 1 in refs.",
+            "마지막 블록이 꽉 차서 가져온 블록도 이 시퀀스가 갖습니다. refs에서 카운트를 1로 "
+            "정하세요.",
+        ),
+    ),
+    (
+        lambda *args: _write_with()(*args)[0],
+        msg(
+            "return a pair: (slot, None), or (slot, (old, new)) after a copy.",
+            "쌍을 반환하세요: (slot, None), 또는 복사했다면 (slot, (old, new)).",
+        ),
+    ),
+)
 
 
 def _write_types(raw, args):
     slot, copied = raw
-    return integer(slot) or (None if copied is None else next(
-        (why for b in copied if (why := optional_integer(b))), None))
+    return integer(slot) or (
+        None
+        if copied is None
+        else next((why for b in copied if (why := optional_integer(b))), None)
+    )
 
 
 def check_write_slot(fn, seed: int | None = None) -> bool:
@@ -217,8 +278,18 @@ def check_write_slot(fn, seed: int | None = None) -> bool:
     `free` and `refs`. The truth: `PagedAllocator.append` after allocate/fork/append/free.
     """
     cases, truth = by_case(_write_pairs())
-    return run_cases("write_slot", fn, cases, truth, _WRITE_MISTAKES,
-                     params=("table", "num_tokens", "block_size", "free", "refs"),
-                     observe=observe_write, show=show_write, draw=_random_writes, seed=seed,
-                     mutable=("table", "free", "refs"), contract=_write_types,
-                     forbid=[*FORBID, ("PagedAllocator.fork", PagedAllocator.fork)])  # fmt: skip
+    return run_cases(
+        "write_slot",
+        fn,
+        cases,
+        truth,
+        _WRITE_MISTAKES,
+        params=("table", "num_tokens", "block_size", "free", "refs"),
+        observe=observe_write,
+        show=show_write,
+        draw=_random_writes,
+        seed=seed,
+        mutable=("table", "free", "refs"),
+        contract=_write_types,
+        forbid=[*FORBID, ("PagedAllocator.fork", PagedAllocator.fork)],
+    )

@@ -21,6 +21,7 @@ def _edge(rng, values, lo, hi):
     """One of the edge `values` half of the time, else uniform in [lo, hi]."""
     return rng.choice(values) if rng.random() < 0.5 else rng.randint(lo, hi)
 
+
 __all__ = [
     "check_breakdown",
     "check_bytes_per_token",
@@ -34,99 +35,189 @@ def check_bytes_per_token(fn, seed: int | None = None) -> bool:
     cases += [(1, 1, 1, 1), (3, 5, 7, 1)]
 
     def truth(n, h, d, b):
-        return bytes_per_token(ModelSpec("case", num_layers=n, num_kv_heads=h, head_dim=d,
-                                         dtype_bytes=b))  # fmt: skip
+        return bytes_per_token(
+            ModelSpec("case", num_layers=n, num_kv_heads=h, head_dim=d, dtype_bytes=b)
+        )
 
     mistakes = [
-        (lambda n, h, d, b: n * h * d * b, msg(
-            "K and V are both cached: you counted only one of them.",
-            "K와 V를 모두 저장합니다. 둘 중 하나만 셌습니다.")),
-        (lambda n, h, d, b: 2 * n * h * d, msg(
-            "you counted numbers, not bytes: each number takes dtype_bytes bytes.",
-            "바이트가 아니라 숫자 개수를 셌습니다. 숫자 하나는 dtype_bytes 바이트를 차지합니다.")),
-        (lambda n, h, d, b: 2 * h * d * b, msg(
-            "every layer keeps its own K and V: you counted one layer.",
-            "레이어마다 자기 K와 V를 따로 저장합니다. 한 레이어만 셌습니다.")),
-        (lambda n, h, d, b: 16 * n * h * d * b, msg(
-            "dtype_bytes is already in bytes: no factor of 8 for bits.",
-            "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.")),
-    ]  # fmt: skip
+        (
+            lambda n, h, d, b: n * h * d * b,
+            msg(
+                "K and V are both cached: you counted only one of them.",
+                "K와 V를 모두 저장합니다. 둘 중 하나만 셌습니다.",
+            ),
+        ),
+        (
+            lambda n, h, d, b: 2 * n * h * d,
+            msg(
+                "you counted numbers, not bytes: each number takes dtype_bytes bytes.",
+                "바이트가 아니라 숫자 개수를 셌습니다. 숫자 하나는 dtype_bytes 바이트를 차지합니다.",
+            ),
+        ),
+        (
+            lambda n, h, d, b: 2 * h * d * b,
+            msg(
+                "every layer keeps its own K and V: you counted one layer.",
+                "레이어마다 자기 K와 V를 따로 저장합니다. 한 레이어만 셌습니다.",
+            ),
+        ),
+        (
+            lambda n, h, d, b: 16 * n * h * d * b,
+            msg(
+                "dtype_bytes is already in bytes: no factor of 8 for bits.",
+                "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.",
+            ),
+        ),
+    ]
 
     def generate(rng):
-        return (_edge(rng, (1, 2, 80, 128), 1, 96), _edge(rng, (1, 3, 96), 1, 64),
-                _edge(rng, (1, 64, 128, 256), 1, 300), rng.choice((1, 2, 4, 8)))  # fmt: skip
+        return (
+            _edge(rng, (1, 2, 80, 128), 1, 96),
+            _edge(rng, (1, 3, 96), 1, 64),
+            _edge(rng, (1, 64, 128, 256), 1, 300),
+            rng.choice((1, 2, 4, 8)),
+        )
 
-    return run_cases("bytes_per_token", fn, cases, truth, mistakes, draw=draws(generate, truth),
-                     seed=seed, params=("num_layers", "num_kv_heads", "head_dim", "dtype_bytes"),
-                     forbid=[("paged.bytes_per_token", bytes_per_token),
-                             ("ModelSpec.bytes_per_token", ModelSpec.bytes_per_token)],
-                     contract=lambda got, args: integer(got))  # fmt: skip
+    return run_cases(
+        "bytes_per_token",
+        fn,
+        cases,
+        truth,
+        mistakes,
+        draw=draws(generate, truth),
+        seed=seed,
+        params=("num_layers", "num_kv_heads", "head_dim", "dtype_bytes"),
+        forbid=[
+            ("paged.bytes_per_token", bytes_per_token),
+            ("ModelSpec.bytes_per_token", ModelSpec.bytes_per_token),
+        ],
+        contract=lambda got, args: integer(got),
+    )
 
 
 def check_pow2_reservation(fn, seed: int | None = None) -> bool:
     """fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1)."""
-    cases = [(40, 25, 2048), (1, 1, 2048), (10, 64, 2048), (10, 65, 2048), (100, 700, 1000),
-             (300, 1500, 2048), (3, 5, 16), (7, 9, 2048)]  # fmt: skip
+    cases = [
+        (40, 25, 2048),
+        (1, 1, 2048),
+        (10, 64, 2048),
+        (10, 65, 2048),
+        (100, 700, 1000),
+        (300, 1500, 2048),
+        (3, 5, 16),
+        (7, 9, 2048),
+    ]
 
     def truth(p, o, m):
         return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
 
     mistakes = [
-        (lambda p, o, m: min(next_pow2(p + o), m), msg(
-            "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
-            "reserves 32 positions for outputs, on top of the prompt.",
-            "프롬프트 + 출력을 반올림했습니다. 논문은 출력만 반올림합니다. 실제 출력이 25이면 "
-            "프롬프트와 별도로 출력 자리 32개를 예약합니다.")),
-        (lambda p, o, m: min(p + (1 << o.bit_length()), m), msg(
-            "an output length that is already a power of two needs no rounding; yours moved it "
-            "up to the next one (64 → 128).",
-            "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
-            "으로 올렸습니다(64 → 128).")),
-        (lambda p, o, m: p + min(next_pow2(o), m), msg(
-            "you capped the rounded output alone; the cap applies to the whole reservation, "
-            "prompt included.",
-            "반올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
-            "적용됩니다.")),
-        (lambda p, o, m: p + next_pow2(o), msg(
-            "you never capped it: a reservation is at most max_seq_len slots.",
-            "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.")),
-        (lambda p, o, m: min(next_pow2(o), m), msg(
-            "you left out the prompt: its slots are reserved too.",
-            "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.")),
-        (lambda p, o, m: min(p + 2 * o, m), msg(
-            "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
-            "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.")),
-        (lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m), msg(
-            "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
-            "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).")),
-    ]  # fmt: skip
+        (
+            lambda p, o, m: min(next_pow2(p + o), m),
+            msg(
+                "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
+                "reserves 32 positions for outputs, on top of the prompt.",
+                "프롬프트 + 출력을 반올림했습니다. 논문은 출력만 반올림합니다. 실제 출력이 25이면 "
+                "프롬프트와 별도로 출력 자리 32개를 예약합니다.",
+            ),
+        ),
+        (
+            lambda p, o, m: min(p + (1 << o.bit_length()), m),
+            msg(
+                "an output length that is already a power of two needs no rounding; yours moved it "
+                "up to the next one (64 → 128).",
+                "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
+                "으로 올렸습니다(64 → 128).",
+            ),
+        ),
+        (
+            lambda p, o, m: p + min(next_pow2(o), m),
+            msg(
+                "you capped the rounded output alone; the cap applies to the whole reservation, "
+                "prompt included.",
+                "반올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
+                "적용됩니다.",
+            ),
+        ),
+        (
+            lambda p, o, m: p + next_pow2(o),
+            msg(
+                "you never capped it: a reservation is at most max_seq_len slots.",
+                "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.",
+            ),
+        ),
+        (
+            lambda p, o, m: min(next_pow2(o), m),
+            msg(
+                "you left out the prompt: its slots are reserved too.",
+                "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.",
+            ),
+        ),
+        (
+            lambda p, o, m: min(p + 2 * o, m),
+            msg(
+                "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
+                "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.",
+            ),
+        ),
+        (
+            lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m),
+            msg(
+                "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
+                "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).",
+            ),
+        ),
+    ]
 
     def generate(rng):
         k = rng.randint(0, 11)  # outputs at, just below and just above a power of two
         o = max(1, (1 << k) + rng.choice((-1, 0, 0, 1)))
         p = _edge(rng, (1, 2, 1000), 1, 1500)
-        m = rng.choice((p + o, p + next_pow2(o), p + next_pow2(o) - 1, 2048, 4096,
-                        p + o + rng.randint(0, 3000)))  # fmt: skip
+        m = rng.choice(
+            (
+                p + o,
+                p + next_pow2(o),
+                p + next_pow2(o) - 1,
+                2048,
+                4096,
+                p + o + rng.randint(0, 3000),
+            )
+        )
         return p, o, max(m, p + o)
 
-    return run_cases("pow2_reservation", fn, cases, truth, mistakes, draw=draws(generate, truth),
-                     seed=seed, params=("prompt_len", "output_len", "max_seq_len"),
-                     forbid=[("ContiguousAllocator.reservation", ContiguousAllocator.reservation),
-                             ("ContiguousAllocator.allocation_size",
-                              ContiguousAllocator.allocation_size),
-                             ("paged.contiguous.next_pow2", next_pow2)],
-                     contract=lambda got, args: integer(got))  # fmt: skip
+    return run_cases(
+        "pow2_reservation",
+        fn,
+        cases,
+        truth,
+        mistakes,
+        draw=draws(generate, truth),
+        seed=seed,
+        params=("prompt_len", "output_len", "max_seq_len"),
+        forbid=[
+            ("ContiguousAllocator.reservation", ContiguousAllocator.reservation),
+            ("ContiguousAllocator.allocation_size", ContiguousAllocator.allocation_size),
+            ("paged.contiguous.next_pow2", next_pow2),
+        ],
+        contract=lambda got, args: integer(got),
+    )
 
 
 # Runs whose traces are the cases: (requests, policy, options); seeded, 7 to about 900 steps.
 _RUNS = (
-    ([Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)], "max",
-     dict(kv_slots=40, max_seq_len=20)),  # a handful of steps; request 2 waits
+    (
+        [Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)],
+        "max",
+        dict(kv_slots=40, max_seq_len=20),
+    ),  # a handful of steps; request 2 waits
     (sharegpt_like(12, seed=1), "paged", dict(kv_slots=2048, block_size=16)),  # many wait
-    ([Request(0, 5, 3), Request(1, 7, 2, arrival_time=6)], "paged",
-     dict(kv_slots=64, block_size=4)),  # nobody waits, and some steps are idle
+    (
+        [Request(0, 5, 3), Request(1, 7, 2, arrival_time=6)],
+        "paged",
+        dict(kv_slots=64, block_size=4),
+    ),  # nobody waits, and some steps are idle
     (sharegpt_like(8, seed=2), "pow2", dict(kv_slots=4096)),
-)  # fmt: skip
+)
 
 
 def _breakdown_pair(requests, policy, options):
@@ -144,14 +235,22 @@ def _random_runs(rng, n: int = 6):
     """Small random runs: few or many requests, late arrivals, tight or roomy pools."""
     pairs = []
     for _ in range(n):
-        requests = [Request(i, rng.randint(1, 12), rng.randint(1, 9),
-                            arrival_time=rng.choice((0, 0, rng.randint(0, 15))))
-                    for i in range(rng.randint(1, 6))]  # fmt: skip
+        requests = [
+            Request(
+                i,
+                rng.randint(1, 12),
+                rng.randint(1, 9),
+                arrival_time=rng.choice((0, 0, rng.randint(0, 15))),
+            )
+            for i in range(rng.randint(1, 6))
+        ]
         policy = rng.choice(("max", "pow2", "paged", "oracle"))
         options = {"kv_slots": rng.choice((24, 30, 48, 200)), "max_seq_len": 24}
         if policy == "paged":
-            options = {"kv_slots": rng.choice((24, 32, 64, 256)),
-                       "block_size": rng.choice((1, 4, 8))}
+            options = {
+                "kv_slots": rng.choice((24, 32, 64, 256)),
+                "block_size": rng.choice((1, 4, 8)),
+            }
         pairs.append(_breakdown_pair(requests, policy, options))
     return pairs
 
@@ -162,39 +261,64 @@ def _loaded(steps, waited=True, busy=True):
 
 
 def _average(steps, kv_slots, divide_by=None):
-    return [sum(u[c] for u, _, _ in steps) / ((divide_by or len(steps)) * kv_slots)
-            for c in range(4)]  # fmt: skip
+    return [
+        sum(u[c] for u, _, _ in steps) / ((divide_by or len(steps)) * kv_slots) for c in range(4)
+    ]
 
 
 _BREAKDOWN_MISTAKES = (
-    (lambda steps, kv: _average(steps, kv), msg(
-        "average only over the steps in which some request waits (memory is the limit then), "
-        "not over every step.",
-        "모든 단계가 아니라, 어떤 요청이 기다리는 단계(그때는 메모리가 한계입니다)만으로 "
-        "평균하세요.")),
-    (lambda steps, kv: _average(_loaded(steps, waited=False), kv), msg(
-        "when some request waits, only the steps in which one waits count; you averaged over "
-        "every busy step.",
-        "기다리는 요청이 있으면 기다린 단계만 셉니다. 여러분은 요청이 실행 중인 단계를 모두 "
-        "평균했습니다.")),
-    (lambda steps, kv: _average(_loaded(steps, busy=False), kv), msg(
-        "when nobody ever waits, fall back to the busy steps (some request running); you fell "
-        "back to every step, idle ones included.",
-        "아무도 기다리지 않았다면 요청이 실행 중인 단계로 평균합니다. 여러분은 쉬는 단계까지 "
-        "포함한 모든 단계로 평균했습니다.")),
-    (lambda steps, kv: _average([s for s in steps if s[1]], kv), msg(
-        "in a run where nobody ever waits there is no waiting step to average over: fall back "
-        "to the busy steps.",
-        "아무도 기다리지 않는 실행에는 평균할 대기 단계가 없습니다. 요청이 실행 중인 단계로 "
-        "대신 평균하세요.")),
-    (lambda steps, kv: [kv * f for f in _average(_loaded(steps), kv)], msg(
-        "return fractions of kv_slots, not slot counts.",
-        "슬롯 수가 아니라 kv_slots에 대한 비율을 반환하세요.")),
-    (lambda steps, kv: _average(_loaded(steps), kv, divide_by=len(steps)), msg(
-        "you summed the chosen steps but divided by the number of all steps: divide by the "
-        "number of steps you averaged over.",
-        "고른 단계만 더하고 전체 단계 수로 나눴습니다. 평균한 단계의 수로 나누세요.")),
-)  # fmt: skip
+    (
+        lambda steps, kv: _average(steps, kv),
+        msg(
+            "average only over the steps in which some request waits (memory is the limit then), "
+            "not over every step.",
+            "모든 단계가 아니라, 어떤 요청이 기다리는 단계(그때는 메모리가 한계입니다)만으로 "
+            "평균하세요.",
+        ),
+    ),
+    (
+        lambda steps, kv: _average(_loaded(steps, waited=False), kv),
+        msg(
+            "when some request waits, only the steps in which one waits count; you averaged over "
+            "every busy step.",
+            "기다리는 요청이 있으면 기다린 단계만 셉니다. 여러분은 요청이 실행 중인 단계를 모두 "
+            "평균했습니다.",
+        ),
+    ),
+    (
+        lambda steps, kv: _average(_loaded(steps, busy=False), kv),
+        msg(
+            "when nobody ever waits, fall back to the busy steps (some request running); you fell "
+            "back to every step, idle ones included.",
+            "아무도 기다리지 않았다면 요청이 실행 중인 단계로 평균합니다. 여러분은 쉬는 단계까지 "
+            "포함한 모든 단계로 평균했습니다.",
+        ),
+    ),
+    (
+        lambda steps, kv: _average([s for s in steps if s[1]], kv),
+        msg(
+            "in a run where nobody ever waits there is no waiting step to average over: fall back "
+            "to the busy steps.",
+            "아무도 기다리지 않는 실행에는 평균할 대기 단계가 없습니다. 요청이 실행 중인 단계로 "
+            "대신 평균하세요.",
+        ),
+    ),
+    (
+        lambda steps, kv: [kv * f for f in _average(_loaded(steps), kv)],
+        msg(
+            "return fractions of kv_slots, not slot counts.",
+            "슬롯 수가 아니라 kv_slots에 대한 비율을 반환하세요.",
+        ),
+    ),
+    (
+        lambda steps, kv: _average(_loaded(steps), kv, divide_by=len(steps)),
+        msg(
+            "you summed the chosen steps but divided by the number of all steps: divide by the "
+            "number of steps you averaged over.",
+            "고른 단계만 더하고 전체 단계 수로 나눴습니다. 평균한 단계의 수로 나누세요.",
+        ),
+    ),
+)
 
 
 def _fractions(fn, args):
@@ -213,9 +337,13 @@ def _four_numbers(raw, args):
 
 
 def _same_fractions(got, want) -> bool:
-    return isinstance(got, tuple) and len(got) == 4 and all(
-        math.isclose(g, w, rel_tol=1e-6, abs_tol=1e-9) or (math.isnan(g) and math.isnan(w))
-        for g, w in zip(got, want, strict=True)
+    return (
+        isinstance(got, tuple)
+        and len(got) == 4
+        and all(
+            math.isclose(g, w, rel_tol=1e-6, abs_tol=1e-9) or (math.isnan(g) and math.isnan(w))
+            for g, w in zip(got, want, strict=True)
+        )
     )
 
 
@@ -235,10 +363,22 @@ def check_breakdown(fn, seed: int | None = None) -> bool:
     truth is the breakdown `simulate` reported for each.
     """
     cases, truth = by_case(_breakdown_pairs())
-    return run_cases("breakdown", fn, cases, truth, _BREAKDOWN_MISTAKES, same=_same_fractions,
-                     describe=_describe_run, observe=_fractions, show=_show_fractions,
-                     draw=_random_runs, seed=seed, params=("steps", "kv_slots"),
-                     forbid=[("paged.simulate", simulate)], contract=_four_numbers)  # fmt: skip
+    return run_cases(
+        "breakdown",
+        fn,
+        cases,
+        truth,
+        _BREAKDOWN_MISTAKES,
+        same=_same_fractions,
+        describe=_describe_run,
+        observe=_fractions,
+        show=_show_fractions,
+        draw=_random_runs,
+        seed=seed,
+        params=("steps", "kv_slots"),
+        forbid=[("paged.simulate", simulate)],
+        contract=_four_numbers,
+    )
 
 
 def _show_fractions(value) -> str:

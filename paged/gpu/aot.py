@@ -29,9 +29,23 @@ import tempfile
 import time
 from pathlib import Path
 
-COLUMNS = ("kernel", "sm", "variant", "path", "head_dim", "group", "split", "tile", "num_warps",
-           "num_stages", "mma", "registers", "stack_bytes", "local_bytes",
-           "shared_bytes")  # fmt: skip
+COLUMNS = (
+    "kernel",
+    "sm",
+    "variant",
+    "path",
+    "head_dim",
+    "group",
+    "split",
+    "tile",
+    "num_warps",
+    "num_stages",
+    "mma",
+    "registers",
+    "stack_bytes",
+    "local_bytes",
+    "shared_bytes",
+)
 BALANCED_BLOCK_S = 64  # the balanced kernel's vector of seq_lens, compiled for 64 sequences
 
 
@@ -85,8 +99,16 @@ def _resources(compiled) -> dict:
     return parse_resource_usage(text) | dict(shared_bytes=compiled.metadata.shared, mma=mma)
 
 
-def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16,
-                 variant="baseline", only_unsplit=False, **overrides) -> list[dict]:  # fmt: skip
+def compile_rows(
+    sm: int,
+    head_dim=128,
+    group=4,
+    dtype="fp16",
+    block_size=16,
+    variant="baseline",
+    only_unsplit=False,
+    **overrides,
+) -> list[dict]:
     """Compile one variant's attention kernel(s) and its merge for one GPU; one row each.
 
     `only_unsplit`: the unsplit attention kernel alone (a quicker check of one configuration).
@@ -102,17 +124,41 @@ def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16,
     chosen = VARIANTS[variant]
     block_d = max(16, triton.next_power_of_2(head_dim))
     ptr = "*" + dtype
-    types = dict(out_ptr=ptr, q_ptr=ptr, k_ptr=ptr, v_ptr=ptr, part_out_ptr="*fp32",
-                 part_lse_ptr="*fp32", block_table_ptr="*i32", seq_lens_ptr="*i32",
-                 plan_ptr="*i32", scale="fp32")  # fmt: skip
-    base = dict(sm=sm, variant=variant, path=cfg.path, dtype=dtype, head_dim=head_dim,
-                group=group, tile=cfg.tile, num_warps=cfg.num_warps,
-                num_stages=cfg.num_stages)  # fmt: skip
+    types = dict(
+        out_ptr=ptr,
+        q_ptr=ptr,
+        k_ptr=ptr,
+        v_ptr=ptr,
+        part_out_ptr="*fp32",
+        part_lse_ptr="*fp32",
+        block_table_ptr="*i32",
+        seq_lens_ptr="*i32",
+        plan_ptr="*i32",
+        scale="fp32",
+    )
+    base = dict(
+        sm=sm,
+        variant=variant,
+        path=cfg.path,
+        dtype=dtype,
+        head_dim=head_dim,
+        group=group,
+        tile=cfg.tile,
+        num_warps=cfg.num_warps,
+        num_stages=cfg.num_stages,
+    )
     common = dict(
-        HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_SIZE=block_size, GROUP=group,
-        BLOCK_G=cfg.block_g, TILE=cfg.tile, TENSOR_CORES=cfg.path == "tensor_core",
-        PRECISION="tf32", PREFETCH=chosen.prefetch, EXP2=chosen.exp2,
-    )  # fmt: skip
+        HEAD_DIM=head_dim,
+        BLOCK_D=block_d,
+        BLOCK_SIZE=block_size,
+        GROUP=group,
+        BLOCK_G=cfg.block_g,
+        TILE=cfg.tile,
+        TENSOR_CORES=cfg.path == "tensor_core",
+        PRECISION="tf32",
+        PREFETCH=chosen.prefetch,
+        EXP2=chosen.exp2,
+    )
     if chosen.balanced:
         fn = balanced._paged_attention_balanced_kernel
         launches = [
@@ -130,10 +176,12 @@ def compile_rows(sm: int, head_dim=128, group=4, dtype="fp16", block_size=16,
     if only_unsplit:
         return rows
     merge = kernel._merge_segments_kernel
-    constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=kernel.MERGE_CHUNK,
-                      BALANCED=chosen.balanced)  # fmt: skip
-    compiled = _compile(merge, sm, {n: types.get(n, "i32") for n in merge.arg_names},
-                        constexprs, 4, 1)  # fmt: skip
+    constexprs = dict(
+        HEAD_DIM=head_dim, BLOCK_D=block_d, CHUNK=kernel.MERGE_CHUNK, BALANCED=chosen.balanced
+    )
+    compiled = _compile(
+        merge, sm, {n: types.get(n, "i32") for n in merge.arg_names}, constexprs, 4, 1
+    )
     merge_row = base | dict(tile="", num_warps=4, num_stages=1)
     rows.append(dict(kernel="merge", split=True) | merge_row | _resources(compiled))
     return rows
@@ -162,9 +210,13 @@ def launch_configs(capability, dry_run: bool) -> list[dict]:
         others = [dict(variant=v) for v in VARIANTS] + [dict(tile=16, num_warps=2)]
         return [dict(head_dim=16, dtype=f16) | c for c in paths + others]
     dtypes = [f16] + ([torch.bfloat16] if capability >= (8, 0) else [])
-    configs = [dict(head_dim=d, dtype=t, path=p, split=s)
-               for d in (64, 128, 256) for t in dtypes
-               for p in (None, "cuda_core") for s in (False, True)]  # fmt: skip
+    configs = [
+        dict(head_dim=d, dtype=t, path=p, split=s)
+        for d in (64, 128, 256)
+        for t in dtypes
+        for p in (None, "cuda_core")
+        for s in (False, True)
+    ]
     sweep = bench.sweep_configs(bench.default_sweep(capability))
     variants = [dict(head_dim=128, dtype=f16, variant=v) for v in VARIANTS]
     # Most telling first (the budget may stop the list): variants, paths, then the sweep, whose
@@ -187,13 +239,15 @@ def launch_rows(deadline: float, label: str, dry_run: bool = False) -> list[dict
     for config in launch_configs(capability, dry_run):
         config = dict(config)
         head_dim, dtype = config.pop("head_dim"), config.pop("dtype")
-        row = dict(label=label, head_dim=head_dim, dtype=str(dtype).removeprefix("torch."),
-                   **config)  # fmt: skip
+        row = dict(
+            label=label, head_dim=head_dim, dtype=str(dtype).removeprefix("torch."), **config
+        )
         if time.monotonic() > deadline:
             rows.append(row | dict(note="skipped: the time budget ran out"))
             continue
-        case = bench.make_inputs(*shape, 16, 4 if dry_run else 32, 2 if dry_run else 8,
-                                 head_dim, dtype, device)  # fmt: skip
+        case = bench.make_inputs(
+            *shape, 16, 4 if dry_run else 32, 2 if dry_run else 8, head_dim, dtype, device
+        )
         try:
             ran = launch(*case, **config)
         except OutOfResources as exc:  # larger than this GPU's shared memory: filtered out
@@ -206,12 +260,18 @@ def launch_rows(deadline: float, label: str, dry_run: bool = False) -> list[dict
         for name, compiled in zip(("attention", "merge"), ran.compiled or [None], strict=False):
             rows.append(
                 row
-                | dict(kernel=name, path=cfg.path, tile=cfg.tile, variant=cfg.variant,
-                       num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                       registers=getattr(compiled, "n_regs", ""),
-                       spills=getattr(compiled, "n_spills", ""),
-                       shared_bytes=getattr(getattr(compiled, "metadata", None), "shared", ""))
-            )  # fmt: skip
+                | dict(
+                    kernel=name,
+                    path=cfg.path,
+                    tile=cfg.tile,
+                    variant=cfg.variant,
+                    num_warps=cfg.num_warps,
+                    num_stages=cfg.num_stages,
+                    registers=getattr(compiled, "n_regs", ""),
+                    spills=getattr(compiled, "n_spills", ""),
+                    shared_bytes=getattr(getattr(compiled, "metadata", None), "shared", ""),
+                )
+            )
     return rows
 
 
@@ -245,7 +305,7 @@ def main(argv=None) -> None:
         for variant in variants
         for row in compile_rows(
             sm, args.head_dim, args.group, args.dtype, variant=variant, **overrides
-        )  # fmt: skip
+        )
     ]
     if args.json:
         print(json.dumps(rows))

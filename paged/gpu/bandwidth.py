@@ -16,12 +16,24 @@ import torch
 # Spec peak memory bandwidth, bytes/s (DOCS: vendor data sheets), matched as whole words against
 # torch.cuda.get_device_name(); the first match wins, so specific names come first.
 PEAK_BANDWIDTH = (
-    (r"GH200", 4.0e12), (r"H200", 4.8e12), (r"H100 PCIe", 2.0e12), (r"H100 NVL", 3.9e12),
-    (r"H100( 80GB HBM3| SXM)", 3.35e12), (r"A100-SXM4-80GB", 2.039e12),
-    (r"A100 80GB PCIe", 1.935e12), (r"A100-(SXM4|PCIE)-40GB", 1.555e12), (r"L40S?", 864e9),
-    (r"L4", 300e9), (r"A10G?", 600e9), (r"T4", 320e9), (r"V100", 900e9),
-    (r"RTX 4090", 1008e9), (r"RTX 3090", 936e9), (r"RTX A6000", 768e9), (r"B200", 8.0e12),
-)  # fmt: skip
+    (r"GH200", 4.0e12),
+    (r"H200", 4.8e12),
+    (r"H100 PCIe", 2.0e12),
+    (r"H100 NVL", 3.9e12),
+    (r"H100( 80GB HBM3| SXM)", 3.35e12),
+    (r"A100-SXM4-80GB", 2.039e12),
+    (r"A100 80GB PCIe", 1.935e12),
+    (r"A100-(SXM4|PCIE)-40GB", 1.555e12),
+    (r"L40S?", 864e9),
+    (r"L4", 300e9),
+    (r"A10G?", 600e9),
+    (r"T4", 320e9),
+    (r"V100", 900e9),
+    (r"RTX 4090", 1008e9),
+    (r"RTX 3090", 936e9),
+    (r"RTX A6000", 768e9),
+    (r"B200", 8.0e12),
+)
 
 
 def peak_bandwidth(device_name: str) -> float | None:

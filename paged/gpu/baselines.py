@@ -69,9 +69,14 @@ def make_flex_paged(q, k_cache, v_cache, block_table, seq_lens, *, compile_=None
         return kv_idx < lens[b]
 
     logical = create_block_mask(
-        inside, num_seqs, None, 1, table.shape[1] * block_size, device=device,
+        inside,
+        num_seqs,
+        None,
+        1,
+        table.shape[1] * block_size,
+        device=device,
         BLOCK_SIZE=(128, block_size),
-    )  # fmt: skip
+    )
     mask = pages.convert_logical_block_mask(logical, kv_len=lens)
     # HND cache for flex_attention: one copy, not timed.
     k_hnd, v_hnd = (
@@ -116,9 +121,17 @@ def make_fa2_paged(q, k_cache, v_cache, block_table, seq_lens, *, max_seq_len) -
 
     def fn():
         return varlen_attn(
-            q, k_cache, v_cache, cu_q, cu_k, 1, max_seq_len,
-            enable_gqa=True, seqused_k=seq_lens, block_table=table,
-        )  # fmt: skip
+            q,
+            k_cache,
+            v_cache,
+            cu_q,
+            cu_k,
+            1,
+            max_seq_len,
+            enable_gqa=True,
+            seqused_k=seq_lens,
+            block_table=table,
+        )
 
     return Baseline(fn, "torch varlen_attn(block_table=...), FlashAttention-2, NHD cache")
 

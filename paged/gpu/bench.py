@@ -56,8 +56,19 @@ from .bench_report import (
 )
 
 # The yardsticks live in bandwidth.py; the notebooks import them from here.
-__all__ = ["PEAK_BANDWIDTH", "copy_bandwidth", "kv_bytes", "peak_bandwidth", "make_inputs",
-           "make_case", "run", "sweep_configs", "write_csv", "plot", "main"]  # fmt: skip
+__all__ = [
+    "PEAK_BANDWIDTH",
+    "copy_bandwidth",
+    "kv_bytes",
+    "peak_bandwidth",
+    "make_inputs",
+    "make_case",
+    "run",
+    "sweep_configs",
+    "write_csv",
+    "plot",
+    "main",
+]
 FLEX_BLOCK_SIZES = (16, 128)  # each is a fresh torch.compile; 128 is FlexAttention's default
 FLEX_COMPILE_S = 90  # a FlexAttention torch.compile can take this long: not started with less left
 SWEEP = dict(tile=(16, 32, 64, 128), num_warps=(2, 4, 8), num_stages=(2, 3, 4, 5))
@@ -72,9 +83,17 @@ class Skipped(Exception):
 
 
 def make_inputs(
-    batch, seq_len, block_size, num_q_heads, num_kv_heads, head_dim, dtype, device,
-    layout="shuffled", seed=0,
-):  # fmt: skip
+    batch,
+    seq_len,
+    block_size,
+    num_q_heads,
+    num_kv_heads,
+    head_dim,
+    dtype,
+    device,
+    layout="shuffled",
+    seed=0,
+):
     """q, caches, block table, seq_lens made on `device`; 'identity' keeps blocks in order."""
     g = torch.Generator(device=device).manual_seed(seed)
     blocks_per_seq = -(-seq_len // block_size)
@@ -124,11 +143,23 @@ def default_sweep(capability) -> dict:
 
 
 def run(
-    batch=64, seq_len=4096, num_q_heads=32, num_kv_heads=8, head_dim=128, dtype=torch.float16,
-    block_sizes=BLOCK_SIZES, timer=None, device=None, flex_block_sizes=FLEX_BLOCK_SIZES,
-    sweep=None, budget_s: float | None = None, compile_flex: bool | None = None,
-    variants=tuple(VARIANTS), shapes=SHAPES, on_row=None,
-) -> list[dict]:  # fmt: skip
+    batch=64,
+    seq_len=4096,
+    num_q_heads=32,
+    num_kv_heads=8,
+    head_dim=128,
+    dtype=torch.float16,
+    block_sizes=BLOCK_SIZES,
+    timer=None,
+    device=None,
+    flex_block_sizes=FLEX_BLOCK_SIZES,
+    sweep=None,
+    budget_s: float | None = None,
+    compile_flex: bool | None = None,
+    variants=tuple(VARIANTS),
+    shapes=SHAPES,
+    on_row=None,
+) -> list[dict]:
     """Time every variant; return one row per variant (time in ms, GB/s, % of peak and copy).
 
     Order: see the module docstring. Once `budget_s` is spent the rest is recorded as skipped;
@@ -152,16 +183,30 @@ def run(
     peak = peak_bandwidth(name)
     copy_bw = copy_bandwidth(device, timer, 1 << 30 if on_gpu else 1 << 20)
     heads = (num_q_heads, num_kv_heads, head_dim)
-    common = dict(label=label, device=name, num_q_heads=num_q_heads, num_kv_heads=num_kv_heads,
-                  head_dim=head_dim, dtype=str(dtype).removeprefix("torch."))  # fmt: skip
+    common = dict(
+        label=label,
+        device=name,
+        num_q_heads=num_q_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        dtype=str(dtype).removeprefix("torch."),
+    )
     rows = []
 
     def record(variant, block_size, made, case, shape="uniform", **launch):
         """Check `made` on `case`, time it, add a row (or the reason it did not run)."""
         num_seqs, longest = shape_dims(shape, batch, seq_len)
         _, nbytes, check = case
-        row = dict(variant=variant, shape=shape, block_size=block_size, batch=num_seqs,
-                   seq_len=longest, kv_bytes=nbytes, **common, **launch)  # fmt: skip
+        row = dict(
+            variant=variant,
+            shape=shape,
+            block_size=block_size,
+            batch=num_seqs,
+            seq_len=longest,
+            kv_bytes=nbytes,
+            **common,
+            **launch,
+        )
         try:  # everything that can fail on some GPU or torch happens in here
             if time.monotonic() > deadline:
                 raise Skipped("skipped: the time budget ran out")
@@ -180,11 +225,14 @@ def run(
         else:
             gbps = nbytes / (ms * 1e-3) / 1e9
             row |= dict(
-                time_ms=round(ms, 5), gb_per_s=round(gbps, 1),
+                time_ms=round(ms, 5),
+                gb_per_s=round(gbps, 1),
                 pct_of_peak=round(100 * gbps * 1e9 / peak, 1) if peak else "",
-                pct_of_copy=round(100 * gbps * 1e9 / copy_bw, 1), max_abs_err=f"{err:.1e}",
-                within_tolerance=err <= TOLERANCE[dtype], note=note,
-            )  # fmt: skip
+                pct_of_copy=round(100 * gbps * 1e9 / copy_bw, 1),
+                max_abs_err=f"{err:.1e}",
+                within_tolerance=err <= TOLERANCE[dtype],
+                note=note,
+            )
         rows.append(row)
         if on_row:
             on_row(row)
@@ -281,12 +329,28 @@ def main(argv=None) -> list[dict]:
             jsonl.flush()  # on disk now: a run killed later keeps every row measured so far
 
     sweep = {} if args.no_sweep else None if on_gpu else dict(tile=(16,), num_warps=(2,))
-    options = dict(dtype=getattr(torch, args.dtype), budget_s=args.budget_s, on_row=on_row,
-                   sweep=sweep, batch=args.batch, seq_len=args.seq_len)  # fmt: skip
+    options = dict(
+        dtype=getattr(torch, args.dtype),
+        budget_s=args.budget_s,
+        on_row=on_row,
+        sweep=sweep,
+        batch=args.batch,
+        seq_len=args.seq_len,
+    )
     if args.dry_run:  # every step, tiny: proves the plumbing on the interpreter
-        options |= dict(batch=2, seq_len=24, num_q_heads=4, num_kv_heads=2, head_dim=16,
-                        block_sizes=(16, 1), flex_block_sizes=(16,), timer=_wall_timer,
-                        device="cpu", compile_flex=False, dtype=torch.float16)  # fmt: skip
+        options |= dict(
+            batch=2,
+            seq_len=24,
+            num_q_heads=4,
+            num_kv_heads=2,
+            head_dim=16,
+            block_sizes=(16, 1),
+            flex_block_sizes=(16,),
+            timer=_wall_timer,
+            device="cpu",
+            compile_flex=False,
+            dtype=torch.float16,
+        )
     try:
         rows = run(**options)
     finally:

@@ -17,17 +17,27 @@ from pathlib import Path
 from ..attention.launch import DEFAULT_VARIANT
 from ..text import msg
 
-ROW = msg("{what:30s} {shape:8s} block {block:>4s}  {result}",
-          "{what:30s} {shape:8s} 블록 {block:>4s}  {result}")  # fmt: skip
-TIMED = msg("{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}{copy}% of copy",
-            "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}복사의 {copy}%")  # fmt: skip
+ROW = msg(
+    "{what:30s} {shape:8s} block {block:>4s}  {result}",
+    "{what:30s} {shape:8s} 블록 {block:>4s}  {result}",
+)
+TIMED = msg(
+    "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}{copy}% of copy",
+    "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}복사의 {copy}%",
+)
 OF_PEAK = msg("{pct}% of peak, ", "피크의 {pct}%, ")
-HEADER = msg("kernel variants ({label}; default today: {default!r})",
-             "커널 변형 ({label}; 현재 기본값: {default!r})")  # fmt: skip
-COLUMNS = msg("  variant    shape         GB/s  % copy  x base  x flex",
-              "  변형       형상          GB/s  복사 %   ×기준   ×flex")  # fmt: skip
-BEST = msg("  best on {shape}: {kernel} ({gbs} GB/s)",
-           "  {shape}에서 가장 빠른 변형: {kernel} ({gbs} GB/s)")  # fmt: skip
+HEADER = msg(
+    "kernel variants ({label}; default today: {default!r})",
+    "커널 변형 ({label}; 현재 기본값: {default!r})",
+)
+COLUMNS = msg(
+    "  variant    shape         GB/s  % copy  x base  x flex",
+    "  변형       형상          GB/s  복사 %   ×기준   ×flex",
+)
+BEST = msg(
+    "  best on {shape}: {kernel} ({gbs} GB/s)",
+    "  {shape}에서 가장 빠른 변형: {kernel} ({gbs} GB/s)",
+)
 
 
 def _timed(row: dict) -> bool:
@@ -41,8 +51,11 @@ def add_ratios(rows: list[dict]) -> list[dict]:
         for r in rows
         if _timed(r) and r["variant"] == "triton_variant" and r.get("kernel") == "baseline"
     }
-    flex = {(r.get("shape"), r["block_size"]): r["time_ms"] for r in rows
-            if _timed(r) and r["variant"] == "flex_paged"}  # fmt: skip
+    flex = {
+        (r.get("shape"), r["block_size"]): r["time_ms"]
+        for r in rows
+        if _timed(r) and r["variant"] == "flex_paged"
+    }
     for r in rows:
         if not _timed(r) or not r["variant"].startswith("triton"):
             continue
@@ -66,11 +79,13 @@ def row_lines(rows: list[dict]) -> list[str]:
         result = r.get("note", "")
         if _timed(r):
             peak = OF_PEAK.format(pct=r["pct_of_peak"]) if r.get("pct_of_peak") else ""
-            result = TIMED.format(ms=r["time_ms"], gbs=r["gb_per_s"], peak=peak,
-                                  copy=r["pct_of_copy"])  # fmt: skip
+            result = TIMED.format(
+                ms=r["time_ms"], gbs=r["gb_per_s"], peak=peak, copy=r["pct_of_copy"]
+            )
         what = f"{r['variant']} {r.get('kernel', '')}".strip()
-        lines.append(ROW.format(what=what, shape=r["shape"], block=str(r["block_size"]),
-                                result=result))  # fmt: skip
+        lines.append(
+            ROW.format(what=what, shape=r["shape"], block=str(r["block_size"]), result=result)
+        )
     return lines
 
 
@@ -117,8 +132,12 @@ def plot(rows: list[dict], path: Path, caption: str) -> None:
     timed = [r for r in rows if _timed(r)]
     fig, (ax, ax1, ax2) = plt.subplots(1, 3, figsize=(15, 4.6), dpi=120, width_ratios=(3, 2, 2))
     headline = [r for r in timed if r.get("shape", "uniform") == "uniform"]
-    for variant, style in (("triton_paged_shuffled", "o-"), ("triton_paged_identity", "s--"),
-                           ("flex_paged", "D"), ("fa2_paged_varlen", "*")):  # fmt: skip
+    for variant, style in (
+        ("triton_paged_shuffled", "o-"),
+        ("triton_paged_identity", "s--"),
+        ("flex_paged", "D"),
+        ("fa2_paged_varlen", "*"),
+    ):
         pts = sorted((r["block_size"], r["gb_per_s"]) for r in headline if r["variant"] == variant)
         if pts:
             ax.plot(*zip(*pts, strict=True), style, label=variant.replace("_", " "))
@@ -142,8 +161,11 @@ def plot(rows: list[dict], path: Path, caption: str) -> None:
     kernels = list(dict.fromkeys(r["kernel"] for r in found))
     width = 0.8 / max(1, len(kernels))
     for i, name in enumerate(kernels):
-        pts = [(shapes.index(r["shape"]) + i * width, r["gb_per_s"])
-               for r in found if r["kernel"] == name]  # fmt: skip
+        pts = [
+            (shapes.index(r["shape"]) + i * width, r["gb_per_s"])
+            for r in found
+            if r["kernel"] == name
+        ]
         ax1.bar(*zip(*pts, strict=True), width=width, label=name)
     ax1.set_xticks([i + (len(kernels) - 1) * width / 2 for i in range(len(shapes))], shapes)
     ax1.set_ylabel("GB/s at block size 16")

@@ -73,8 +73,13 @@ def environment(dry_run: bool = False) -> dict:
     import torch
     import triton
 
-    versions = dict(torch=torch.__version__, cuda=torch.version.cuda, triton=triton.__version__,
-                    python=platform.python_version(), platform=platform.platform())  # fmt: skip
+    versions = dict(
+        torch=torch.__version__,
+        cuda=torch.version.cuda,
+        triton=triton.__version__,
+        python=platform.python_version(),
+        platform=platform.platform(),
+    )
     if dry_run:
         return dict(device="CPU interpreter (dry run)", capability="", num_sms=0) | versions
     props = torch.cuda.get_device_properties(0)
@@ -111,8 +116,15 @@ def step_bench(ctx: Context, seconds: float) -> list[dict]:
     rows_path = ctx.out / "bench_rows.jsonl"
     rows_path.unlink(missing_ok=True)
     own_budget = max(1.0, 0.85 * seconds - 5)  # it stops starting rows; the kill is the backstop
-    cmd = [sys.executable, "-m", "paged.gpu.bench", "--jsonl", str(rows_path),
-           "--budget-s", f"{own_budget:.0f}"] + (["--dry-run"] if ctx.dry_run else [])  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "paged.gpu.bench",
+        "--jsonl",
+        str(rows_path),
+        "--budget-s",
+        f"{own_budget:.0f}",
+    ] + (["--dry-run"] if ctx.dry_run else [])
     with open(ctx.out / "bench.log", "w") as log:
         try:
             done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=seconds)
@@ -128,11 +140,14 @@ def step_model(ctx: Context, seconds: float) -> dict:
     """The real model (chapter 10) on this GPU, in a child: paged through the Triton kernel vs
     contiguous "max" in one budget (dry run: on the CPU, 2 prompts, 2 tokens)."""
     device, tokens, prompts = ("cpu", 2, 2) if ctx.dry_run else ("cuda", 32, 8)
-    code = ("import json, paged.model.bench as b; "
-            f"print(json.dumps(b.serve({device!r}, {tokens}, b.PROMPTS[:{prompts}])))")  # fmt: skip
+    code = (
+        "import json, paged.model.bench as b; "
+        f"print(json.dumps(b.serve({device!r}, {tokens}, b.PROMPTS[:{prompts}])))"
+    )
     try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=seconds)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=seconds
+        )
     except subprocess.TimeoutExpired:
         return dict(skipped=f"killed at its {seconds:.0f} s cap")
     if done.returncode:

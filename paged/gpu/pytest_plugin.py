@@ -62,8 +62,9 @@ def parse_junit(paths) -> dict:
     return totals | dict(failed=failed)
 
 
-def run_tests(out: Path, timeout: float, paths=TESTS, select: str | None = None,
-              shards: int = 1) -> dict:  # fmt: skip
+def run_tests(
+    out: Path, timeout: float, paths=TESTS, select: str | None = None, shards: int = 1
+) -> dict:
     """pytest on `paths` (relative to the checkout) in `shards` processes, within `timeout` s."""
     root = Path(__file__).resolve().parents[2]
     out = Path(out).resolve()  # pytest runs in the checkout: its paths must not be relative

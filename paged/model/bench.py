@@ -110,15 +110,30 @@ def serve(device: str, new_tokens: int = 32, prompts=PROMPTS) -> dict:
     pm.generate(model, prompts[:1], 2)  # warm-up: compiles the kernels on a GPU
     ids = pm.prompt_ids(model, prompts)
     budget = 3 * (max(map(len, ids)) + new_tokens)  # contiguous "max" fits three at once
-    runs = {p: pm.generate(model, prompts, new_tokens, kv_slots=budget, policy=p)
-            for p in ("max", "paged")}  # fmt: skip
-    rows = [dict(policy=p, peak_batch=r.peak_batch, steps=r.steps, preemptions=r.preemptions,
-                 tokens_per_s=round(r.tokens_per_s, 1), attention=r.attention)
-            for p, r in runs.items()]  # fmt: skip
+    runs = {
+        p: pm.generate(model, prompts, new_tokens, kv_slots=budget, policy=p)
+        for p in ("max", "paged")
+    }
+    rows = [
+        dict(
+            policy=p,
+            peak_batch=r.peak_batch,
+            steps=r.steps,
+            preemptions=r.preemptions,
+            tokens_per_s=round(r.tokens_per_s, 1),
+            attention=r.attention,
+        )
+        for p, r in runs.items()
+    ]
     name = torch.cuda.get_device_name(0) if device == "cuda" else machine()
-    return dict(label=f"MEASURED on {name}", kv_slots=budget, new_tokens=new_tokens,
-                prompts=len(prompts), same_tokens=runs["max"].tokens == runs["paged"].tokens,
-                rows=rows)  # fmt: skip
+    return dict(
+        label=f"MEASURED on {name}",
+        kv_slots=budget,
+        new_tokens=new_tokens,
+        prompts=len(prompts),
+        same_tokens=runs["max"].tokens == runs["paged"].tokens,
+        rows=rows,
+    )
 
 
 def main(argv=None) -> None:
@@ -159,8 +174,10 @@ def main(argv=None) -> None:
     for batch in (1, 8):
         ms, tps, n = decode_step(model, batch, args.new_tokens)
         target = "   (target <= 150 ms)" if batch == 8 else ""
-        print(f"decode step, batch {batch}: {ms:6.1f} ms (median of {n}), whole run "
-              f"{tps:5.1f} new tokens/s{target}")  # fmt: skip
+        print(
+            f"decode step, batch {batch}: {ms:6.1f} ms (median of {n}), whole run "
+            f"{tps:5.1f} new tokens/s{target}"
+        )
 
     ids = pm.prompt_ids(model, PROMPTS)
     budget = 3 * (max(map(len, ids)) + 32)  # contiguous "max" fits three requests at once
@@ -169,8 +186,9 @@ def main(argv=None) -> None:
     for policy, block_size in (("max", 16), ("paged", 16), ("paged", 4)):
         r = pm.generate(model, PROMPTS, 32, kv_slots=budget, policy=policy, block_size=block_size)
         name = policy if policy == "max" else f"paged, bs {block_size}"
-        print(f"{name:>14} {r.peak_batch:>10} {r.steps:>6} {r.preemptions:>11} "
-              f"{r.tokens_per_s:>9.1f}")  # fmt: skip
+        print(
+            f"{name:>14} {r.peak_batch:>10} {r.steps:>6} {r.preemptions:>11} {r.tokens_per_s:>9.1f}"
+        )
     print(f"attention: {r.attention}")
 
     print(f"KV cache: {model.kv_bytes_per_token} bytes per token ({model.dtype})")

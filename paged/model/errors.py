@@ -31,7 +31,6 @@ class PromptTooLong(ValueError):
     """A prompt plus `max_new_tokens` does not fit the model's context."""
 
 
-
 def missing_extra(package: str) -> ModelExtraMissing:
     """The error for an optional package that `paged.model` needs and cannot import."""
     return ModelExtraMissing(

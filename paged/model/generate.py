@@ -117,8 +117,9 @@ def blocks_for_all(final_lens: list[int], block_size: int) -> int:
     return num_blocks
 
 
-def scheduler_options(policy: str, block_size: int, shared_prefix: int = 0,
-                      rules: str = "course") -> tuple[str, dict]:  # fmt: skip
+def scheduler_options(
+    policy: str, block_size: int, shared_prefix: int = 0, rules: str = "course"
+) -> tuple[str, dict]:
     """The scheduler's policy and options for `policy`: "max" runs as "oracle" (prompt_len +
     max_new_tokens is what each request may reach, so that is what it reserves)."""
     if policy == "paged":
@@ -157,8 +158,10 @@ def generate(
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if share_prefix and policy != "paged":
-        raise ValueError(f"share_prefix=True needs policy 'paged', got {policy!r}: a contiguous "
-                         "range cannot hold another request's tokens")  # fmt: skip
+        raise ValueError(
+            f"share_prefix=True needs policy 'paged', got {policy!r}: a contiguous "
+            "range cannot hold another request's tokens"
+        )
     if preemption != "recompute":
         raise ValueError(
             f"preemption={preemption!r}: the model back-end preempts by recomputation only "
@@ -179,13 +182,19 @@ def generate(
             kv_slots = (blocks_for_all(final_lens, block_size) + null) * block_size
 
     kv_slots = require_int("kv_slots", kv_slots, at_least=1)
-    requests = [Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p))
-                for i, p in enumerate(ids)]  # fmt: skip
+    requests = [
+        Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p)) for i, p in enumerate(ids)
+    ]
     shared = common_prefix_len(ids) if share_prefix else 0
     sched_policy, options = scheduler_options(policy, block_size, shared, rules)
-    options |= dict(kv_slots=kv_slots, max_seq_len=model.config.context_length,
-                    max_num_seqs=max_num_seqs, eos_token_id=model.config.eos_token_id,
-                    prefill_samples=True, max_num_batched_tokens=max_num_batched_tokens)  # fmt: skip
+    options |= dict(
+        kv_slots=kv_slots,
+        max_seq_len=model.config.context_length,
+        max_num_seqs=max_num_seqs,
+        eos_token_id=model.config.eos_token_id,
+        prefill_samples=True,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
     # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
     scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
     pool = KVPool(model, scheduler.pool.num_slots, scheduler.pool.block_size)

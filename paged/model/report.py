@@ -69,8 +69,9 @@ def admitted_at_start(
         raise ValueError(f"prompt_lens must be a non-empty list of lengths, got {prompt_lens!r}")
     requests = [Request(i, n, max_new_tokens) for i, n in enumerate(prompt_lens)]
     sched_policy, options = scheduler_options(policy, block_size)
-    scheduler = Scheduler(requests, sched_policy, kv_slots=kv_slots, max_seq_len=max_seq_len,
-                          **options)  # fmt: skip
+    scheduler = Scheduler(
+        requests, sched_policy, kv_slots=kv_slots, max_seq_len=max_seq_len, **options
+    )
     return len(scheduler.step().admitted)
 
 
@@ -82,12 +83,16 @@ def transformers_model(device: str = "cpu"):
 
     logging.disable_progress_bar()  # transformers' own bars; the GGUF reader uses tqdm directly
     bar = getattr(gguf_utils, "tqdm", None)
-    quiet = mock.patch.object(gguf_utils, "tqdm", functools.partial(bar, disable=True)) if bar \
-        else contextlib.nullcontext()  # fmt: skip
+    quiet = (
+        mock.patch.object(gguf_utils, "tqdm", functools.partial(bar, disable=True))
+        if bar
+        else contextlib.nullcontext()
+    )
     path = weights_path()
     with quiet:
-        hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name,
-                                                  dtype=torch.float32)  # fmt: skip
+        hf = AutoModelForCausalLM.from_pretrained(
+            path.parent, gguf_file=path.name, dtype=torch.float32
+        )
     return hf.to(device).eval()
 
 
@@ -96,6 +101,7 @@ def transformers_greedy(hf_model, prompt_ids: list[int], max_new_tokens: int) ->
     device = next(hf_model.parameters()).device
     ids = torch.tensor([prompt_ids], device=device)
     with torch.no_grad():
-        out = hf_model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                                max_new_tokens=max_new_tokens)  # fmt: skip
+        out = hf_model.generate(
+            ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=max_new_tokens
+        )
     return out[0, len(prompt_ids) :].tolist()

@@ -67,8 +67,9 @@ class SharingResult:
 def blocks_held(layout) -> tuple[int, int]:
     """(blocks held now, blocks the requests would hold each on their own) in one memory map."""
     held = {b for _, table, _ in layout.tables for b in table}
-    alone = sum(num_blocks_for(n, layout.block_size) for seq, _, n in layout.tables
-                if seq != PREFIX)  # fmt: skip
+    alone = sum(
+        num_blocks_for(n, layout.block_size) for seq, _, n in layout.tables if seq != PREFIX
+    )
     return len(held), alone
 
 
@@ -81,8 +82,15 @@ def generate_shared(
     block_size: int = 16,
 ) -> SharingResult:
     """Greedy answers to `prompts`, the common prefix (system prompt) prefilled once and shared."""
-    run = generate(model, prompts, max_new_tokens, system=system, block_size=block_size,
-                   share_prefix=True, record_layout=True)  # fmt: skip
+    run = generate(
+        model,
+        prompts,
+        max_new_tokens,
+        system=system,
+        block_size=block_size,
+        share_prefix=True,
+        record_layout=True,
+    )
     return SharingResult(
         run=run,
         prefix_len=run.shared_prefix,

@@ -104,4 +104,3 @@ def counter_table(rows: dict[str, tuple[int, ...]], total: dict[str, int]) -> st
         )
         body += f"<tr><td><b>{name}</b></td>{cells}</tr>"
     return f"<table><tr><th></th>{head}</tr>{body}</table>"
-

@@ -13,13 +13,18 @@ from ..text import msg
 from ..trace import CATEGORIES
 from .style import COLORS, POLICY_NAMES, _axes, legend_handles
 
-SHARE_AXIS = msg("share of all KV-cache slots (time average)",
-                 "전체 KV 캐시 슬롯 중 비율 (시간 평균)")  # fmt: skip
-BREAKDOWN_TITLE = msg("KV-cache usage by policy: SIMULATED vs PAPER (Fig. 2)",
-                      "정책별 KV 캐시 사용: SIMULATED vs PAPER (Fig. 2)")  # fmt: skip
+SHARE_AXIS = msg(
+    "share of all KV-cache slots (time average)", "전체 KV 캐시 슬롯 중 비율 (시간 평균)"
+)
+BREAKDOWN_TITLE = msg(
+    "KV-cache usage by policy: SIMULATED vs PAPER (Fig. 2)",
+    "정책별 KV 캐시 사용: SIMULATED vs PAPER (Fig. 2)",
+)
 RUNNING_AXIS = msg("mean running requests", "평균 실행 중 요청 수")
-CAPACITY_TITLE = msg("Concurrent requests in the same KV memory (SIMULATED)",
-                     "같은 KV 메모리에서 동시에 실행되는 요청 (SIMULATED)")  # fmt: skip
+CAPACITY_TITLE = msg(
+    "Concurrent requests in the same KV memory (SIMULATED)",
+    "같은 KV 메모리에서 동시에 실행되는 요청 (SIMULATED)",
+)
 EMPTY_LABEL = msg("empty slots in last blocks (SIMULATED)", "마지막 블록의 빈 슬롯 (SIMULATED)")
 EMPTY_AXIS = msg("empty slots in last blocks (% of all)", "마지막 블록의 빈 슬롯 (전체 대비 %)")
 ENTRIES = msg("block-table entries per request", "요청당 블록 테이블 항목 수")
@@ -57,8 +62,16 @@ def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=Non
         for c in CATEGORIES:
             w = frac[c]
             # PAPER bars are thinner and paler (hatching means the buddy round-up, nothing else)
-            ax.barh(y, w, left=left, color=COLORS[c], edgecolor="black", lw=0.4,
-                    height=0.55 if is_paper else 0.8, alpha=0.7 if is_paper else 1.0)  # fmt: skip
+            ax.barh(
+                y,
+                w,
+                left=left,
+                color=COLORS[c],
+                edgecolor="black",
+                lw=0.4,
+                height=0.55 if is_paper else 0.8,
+                alpha=0.7 if is_paper else 1.0,
+            )
             if w >= 0.06:
                 ax.text(
                     left + w / 2,
@@ -148,7 +161,6 @@ def draw_block_size_tradeoff(points, ax=None, highlight=None, kernel_rows=None, 
     return ax
 
 
-
 def draw_preemption_costs(models, block_sizes=BLOCK_SIZES, ax=None, title=None):
     """Swap (out + in) vs recompute time per preempted token, by block size (SIMULATED model).
 
@@ -164,10 +176,21 @@ def draw_preemption_costs(models, block_sizes=BLOCK_SIZES, ax=None, title=None):
     ax = _axes(ax, (8, 4.2))
     for i, (model, c) in enumerate(zip(models, curves, strict=True)):
         color, name = MODEL_COLORS[i], model.describe()
-        ax.plot(c.block_sizes, [1e6 * s for s in c.swap], "o-", color=color,
-                label=SWAP_LABEL.format(model=name))  # fmt: skip
-        ax.plot(c.block_sizes, [1e6 * r for r in c.recompute], "s--", color=color, alpha=0.8,
-                label=RECOMPUTE_LABEL.format(model=name))  # fmt: skip
+        ax.plot(
+            c.block_sizes,
+            [1e6 * s for s in c.swap],
+            "o-",
+            color=color,
+            label=SWAP_LABEL.format(model=name),
+        )
+        ax.plot(
+            c.block_sizes,
+            [1e6 * r for r in c.recompute],
+            "s--",
+            color=color,
+            alpha=0.8,
+            label=RECOMPUTE_LABEL.format(model=name),
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     top = ax.get_ylim()[1]

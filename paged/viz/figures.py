@@ -45,24 +45,34 @@ def kernel_rows(out: Path) -> list[dict] | None:
     return list(csv.DictReader(open(found[0]))) if found else None
 
 
-ARENA = msg("SIMULATED: contiguous arena over time (Oracle reservation, first-fit, 3,000 slots, "
-            "40 ShareGPT-like requests)",
-            "SIMULATED: 시간에 따른 연속 할당 영역 (Oracle 예약, first-fit, 슬롯 3,000개, "
-            "ShareGPT 비슷한 요청 40개)")  # fmt: skip
-POOL = msg("SIMULATED: paged pool at step 300 (block 16, same 3,000 slots)",
-           "SIMULATED: 300단계의 페이징 풀 (블록 16, 같은 슬롯 3,000개)")  # fmt: skip
-TABLES = msg("Block tables: A' forked from A, then wrote: copy-on-write",
-             "블록 테이블: A'는 A에서 fork한 뒤 썼다 (쓰기 시 복사)")  # fmt: skip
-BREAKDOWN = msg("KV-cache usage: SIMULATED (2,000 ShareGPT-like, OPT-13B, 15,728 slots, buddy) "
-                "vs PAPER Fig. 2",
-                "KV 캐시 사용: SIMULATED (ShareGPT 비슷한 요청 2,000개, OPT-13B, 슬롯 15,728개, "
-                "buddy) vs PAPER Fig. 2")  # fmt: skip
-TRADEOFF = msg("Block-size trade-off (SIMULATED, 300 ShareGPT-like)",
-               "블록 크기의 절충 (SIMULATED, ShareGPT 비슷한 요청 300개)")  # fmt: skip
-COSTS = msg("SIMULATED cost model, the shape of Fig. 19(a): fitted to PAPER §7.3 vs a modern host "
-            "(ASSUMPTION)",
-            "SIMULATED 비용 모델, Fig. 19(a)의 모양: PAPER §7.3에 맞춘 모델 vs 요즘 호스트 "
-            "(ASSUMPTION)")  # fmt: skip
+ARENA = msg(
+    "SIMULATED: contiguous arena over time (Oracle reservation, first-fit, 3,000 slots, "
+    "40 ShareGPT-like requests)",
+    "SIMULATED: 시간에 따른 연속 할당 영역 (Oracle 예약, first-fit, 슬롯 3,000개, "
+    "ShareGPT 비슷한 요청 40개)",
+)
+POOL = msg(
+    "SIMULATED: paged pool at step 300 (block 16, same 3,000 slots)",
+    "SIMULATED: 300단계의 페이징 풀 (블록 16, 같은 슬롯 3,000개)",
+)
+TABLES = msg(
+    "Block tables: A' forked from A, then wrote: copy-on-write",
+    "블록 테이블: A'는 A에서 fork한 뒤 썼다 (쓰기 시 복사)",
+)
+BREAKDOWN = msg(
+    "KV-cache usage: SIMULATED (2,000 ShareGPT-like, OPT-13B, 15,728 slots, buddy) vs PAPER Fig. 2",
+    "KV 캐시 사용: SIMULATED (ShareGPT 비슷한 요청 2,000개, OPT-13B, 슬롯 15,728개, "
+    "buddy) vs PAPER Fig. 2",
+)
+TRADEOFF = msg(
+    "Block-size trade-off (SIMULATED, 300 ShareGPT-like)",
+    "블록 크기의 절충 (SIMULATED, ShareGPT 비슷한 요청 300개)",
+)
+COSTS = msg(
+    "SIMULATED cost model, the shape of Fig. 19(a): fitted to PAPER §7.3 vs a modern host "
+    "(ASSUMPTION)",
+    "SIMULATED 비용 모델, Fig. 19(a)의 모양: PAPER §7.3에 맞춘 모델 vs 요즘 호스트 (ASSUMPTION)",
+)
 
 
 def make_all(out: Path) -> list[Path]:

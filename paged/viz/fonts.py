@@ -24,9 +24,22 @@ HANGUL = "한"  # any syllable: a font that has it has the whole Hangul block in
 APT_PACKAGE = "fonts-nanum"  # about 10 MB; Debian and Ubuntu (Colab) both ship it
 # File-name hints, best first; only fonts whose name matches are opened (scanning all is slow).
 HINTS = (
-    "nanumgothic", "notosanscjk", "notosanskr", "sourcehansans", "nanum", "notoserifcjk",
-    "undotum", "unbatang", "malgun", "applesdgothicneo", "applegothic", "gulim", "batang",
-    "baekmuk", "wqy", "droidsansfallback",
+    "nanumgothic",
+    "notosanscjk",
+    "notosanskr",
+    "sourcehansans",
+    "nanum",
+    "notoserifcjk",
+    "undotum",
+    "unbatang",
+    "malgun",
+    "applesdgothicneo",
+    "applegothic",
+    "gulim",
+    "batang",
+    "baekmuk",
+    "wqy",
+    "droidsansfallback",
 )
 
 
@@ -88,8 +101,9 @@ class _QuietWeightFallback(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        return not (message.startswith("findfont: Failed to find font weight")
-                    and self.family in message)  # fmt: skip
+        return not (
+            message.startswith("findfont: Failed to find font weight") and self.family in message
+        )
 
 
 def _quiet(family: str) -> None:

@@ -13,8 +13,10 @@ from .style import COLORS, SEQ_COLORS, _axes
 SEQ_TOKENS = msg("{seq} ({n} tokens)", "{seq} (토큰 {n}개)")
 READ = msg("read by the kernel\n(number: tokens read)", "커널이 읽은 블록\n(숫자: 읽은 토큰 수)")
 FREE = msg("free block", "빈 블록")
-WHAT_READ = msg("What the kernel read: {tokens} tokens from {blocks} of {n} physical blocks",
-                "커널이 읽은 것: 물리 블록 {n}개 중 {blocks}개에서 토큰 {tokens}개")  # fmt: skip
+WHAT_READ = msg(
+    "What the kernel read: {tokens} tokens from {blocks} of {n} physical blocks",
+    "커널이 읽은 것: 물리 블록 {n}개 중 {blocks}개에서 토큰 {tokens}개",
+)
 
 
 def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8):
@@ -40,16 +42,38 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
             face, alpha = SEQ_COLORS[owner[b] % len(SEQ_COLORS)], 1.0 if read else 0.25
         ax.add_patch(Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, fc=face, alpha=alpha, lw=0))
         ax.add_patch(
-            Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, fill=False,
-                      ec="black" if read else "#BBBBBB", lw=3 if read else 0.5)
-        )  # fmt: skip
+            Rectangle(
+                (x + 0.05, y + 0.05),
+                0.9,
+                0.9,
+                fill=False,
+                ec="black" if read else "#BBBBBB",
+                lw=3 if read else 0.5,
+            )
+        )
         ax.text(x + 0.1, y + 0.88, str(b), fontsize=10, va="top", color="#333333")
         if read:
-            ax.text(x + 0.5, y + 0.4, str(int(reads[b])), fontsize=14, ha="center",
-                    va="center", color="white", fontweight="bold")  # fmt: skip
+            ax.text(
+                x + 0.5,
+                y + 0.4,
+                str(int(reads[b])),
+                fontsize=14,
+                ha="center",
+                va="center",
+                color="white",
+                fontweight="bold",
+            )
         elif owner[b] >= 0:  # not read: name the owner, so faded colours stay readable
-            ax.text(x + 0.5, y + 0.4, str(layout.tables[owner[b]][0]), fontsize=12,
-                    ha="center", va="center", color=face, fontweight="bold")  # fmt: skip
+            ax.text(
+                x + 0.5,
+                y + 0.4,
+                str(layout.tables[owner[b]][0]),
+                fontsize=12,
+                ha="center",
+                va="center",
+                color=face,
+                fontweight="bold",
+            )
     handles = [
         Patch(fc=SEQ_COLORS[k % len(SEQ_COLORS)], label=SEQ_TOKENS.format(seq=seq_id, n=num_tokens))
         for k, (seq_id, _, num_tokens) in enumerate(layout.tables)
@@ -65,6 +89,7 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
     ax.axis("off")
     ax.set_title(
         title or WHAT_READ.format(tokens=int(reads.sum()), blocks=int((reads > 0).sum()), n=n),
-        fontsize=11, loc="left",
-    )  # fmt: skip
+        fontsize=11,
+        loc="left",
+    )
     return ax

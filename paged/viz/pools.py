@@ -31,12 +31,15 @@ def arena_row(layout: ContiguousLayout) -> np.ndarray:
 
 SLOT_ADDRESS = msg("KV slot address", "KV 슬롯 주소")
 NOT_ENOUGH = msg("refused: not enough free in total", "거절: 남은 공간이 전체로도 부족")
-NO_HOLE = msg("refused: enough free in total, no hole big enough",
-              "거절: 전체로는 충분하지만 그만큼 큰 빈 구멍이 없음")  # fmt: skip
+NO_HOLE = msg(
+    "refused: enough free in total, no hole big enough",
+    "거절: 전체로는 충분하지만 그만큼 큰 빈 구멍이 없음",
+)
 ARENA_OVER_TIME = msg("Contiguous arena over time", "시간에 따른 연속 할당 영역")
 DECODE_STEP = msg("decode step", "디코드 단계")
-POOL_TITLE = msg("Block pool: {n} physical blocks of {size} slots",
-                 "블록 풀: 슬롯 {size}개짜리 물리 블록 {n}개")  # fmt: skip
+POOL_TITLE = msg(
+    "Block pool: {n} physical blocks of {size} slots", "블록 풀: 슬롯 {size}개짜리 물리 블록 {n}개"
+)
 
 
 def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
@@ -162,8 +165,9 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     cell, gap = 8, 1  # pixels per block side, and between blocks
     palette = np.array([to_rgb(c) for c in SEQ_COLORS], dtype=np.float32)
     free = owner < 0
-    colour = np.where(free[:, None], to_rgb(COLORS["external_fragmentation"]),
-                      palette[owner % len(palette)])  # fmt: skip
+    colour = np.where(
+        free[:, None], to_rgb(COLORS["external_fragmentation"]), palette[owner % len(palette)]
+    )
     filled = np.where(free, cell, np.rint(cell * fill / layout.block_size))  # pixels of tokens
     px = np.arange(cell)
     empty = np.array(to_rgb(COLORS["reservation"]), dtype=np.float32)

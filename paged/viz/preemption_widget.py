@@ -20,16 +20,22 @@ class PreemptionExplorer(W.VBox):
 
     def __init__(self, num_requests=30, kv_slots=2560, preemption="swap", block_size=16, seed=0):
         self.kv_slots = W.IntSlider(  # from just above the longest request (2,048 tokens)
-            value=kv_slots, min=2304, max=8192, step=256, description=str(T.GPU_SLOTS),
+            value=kv_slots,
+            min=2304,
+            max=8192,
+            step=256,
+            description=str(T.GPU_SLOTS),
             continuous_update=False,
-        )  # fmt: skip
+        )
         self.preemption = W.Dropdown(
             options=["recompute", "swap"], value=preemption, description=str(T.PREEMPTION)
         )
-        self.block_size = W.Dropdown(options=[4, 8, 16, 32, 64], value=block_size,
-                                     description=str(T.BLOCK_SIZE))  # fmt: skip
-        self.steps_per_click = W.IntSlider(value=10, min=1, max=100,
-                                           description=str(T.STEPS_PER_CLICK))  # fmt: skip
+        self.block_size = W.Dropdown(
+            options=[4, 8, 16, 32, 64], value=block_size, description=str(T.BLOCK_SIZE)
+        )
+        self.steps_per_click = W.IntSlider(
+            value=10, min=1, max=100, description=str(T.STEPS_PER_CLICK)
+        )
         self.step_button = W.Button(description=str(T.STEP), icon="step-forward")
         self.reset_button = W.Button(description=str(T.RESET), icon="undo")
         self.play = W.Play(value=0, min=0, max=100_000, interval=300, description=str(T.PLAY))
@@ -41,11 +47,16 @@ class PreemptionExplorer(W.VBox):
         self.step_button.on_click(lambda _: self.step())
         self.reset_button.on_click(lambda _: self.reset())
         self.play.observe(lambda _: self.step(), names="value")
-        controls = W.HBox([W.VBox([self.kv_slots, self.steps_per_click]),
-                           W.VBox([self.preemption, self.block_size])])  # fmt: skip
+        controls = W.HBox(
+            [
+                W.VBox([self.kv_slots, self.steps_per_click]),
+                W.VBox([self.preemption, self.block_size]),
+            ]
+        )
         buttons = W.HBox([self.step_button, self.play, self.reset_button])
-        self._canvas = Canvas((9, 3.2), 1, 2,
-                              adjust=dict(left=0.01, right=0.99, top=0.9, bottom=0.02, wspace=0.08))
+        self._canvas = Canvas(
+            (9, 3.2), 1, 2, adjust=dict(left=0.01, right=0.99, top=0.9, bottom=0.02, wspace=0.08)
+        )
         super().__init__([controls, buttons, self.counters, self.image])
         self.reset()
 
@@ -53,9 +64,12 @@ class PreemptionExplorer(W.VBox):
         """Start again from step 0 with the current settings."""
         self._canvas.invalidate()  # a new pool shape
         self.sim = Scheduler(
-            self.requests, "paged", kv_slots=self.kv_slots.value,
-            block_size=self.block_size.value, preemption=self.preemption.value,
-        )  # fmt: skip
+            self.requests,
+            "paged",
+            kv_slots=self.kv_slots.value,
+            block_size=self.block_size.value,
+            preemption=self.preemption.value,
+        )
         self.num_preemptions = 0
         self.events: list[str] = []
         self.redraw()
@@ -68,19 +82,25 @@ class PreemptionExplorer(W.VBox):
             rec = self.sim.step()
             self.num_preemptions += len(rec.preempted)
             where = T.SWAPPED_OUT if self.sim.config.preemption == "swap" else T.FREED_TO_RECOMPUTE
-            self.events += [T.PREEMPTED.format(step=rec.step, req=r, where=where)
-                            for r in rec.preempted]  # fmt: skip
+            self.events += [
+                T.PREEMPTED.format(step=rec.step, req=r, where=where) for r in rec.preempted
+            ]
             self.events += [T.SWAPPED_IN.format(step=rec.step, req=r) for r in rec.swapped_in]
         self.redraw()
 
     def redraw(self) -> None:
         sim = self.sim
         ax1, ax2 = self._canvas.fresh()
-        viz.draw_block_pool(sim.layout(), ax=ax1, columns=16,
-                            title=T.GPU_POOL.format(running=len(sim.running)))  # fmt: skip
+        viz.draw_block_pool(
+            sim.layout(), ax=ax1, columns=16, title=T.GPU_POOL.format(running=len(sim.running))
+        )
         if sim.pool.cpu is not None:
-            viz.draw_block_pool(paged_layout(sim.pool.cpu), ax=ax2, columns=16,
-                                title=T.CPU_POOL.format(swapped=len(sim.swapped)))  # fmt: skip
+            viz.draw_block_pool(
+                paged_layout(sim.pool.cpu),
+                ax=ax2,
+                columns=16,
+                title=T.CPU_POOL.format(swapped=len(sim.swapped)),
+            )
         else:
             ax2.axis("off")
             ax2.set(xlim=(0, 1), ylim=(0, 1), aspect="auto")
@@ -88,8 +108,11 @@ class PreemptionExplorer(W.VBox):
         self.image.value = self._canvas.png()
         recent = "<br>".join(self.events[-3:]) or str(T.NO_PREEMPTION_YET)
         counts = T.PREEMPTION_COUNTERS.format(
-            step_n=T.STEP_N.format(step=sim.step_index), waiting=len(sim.waiting),
-            preemptions=self.num_preemptions, swapped_words=T.SWAPPED_OUT_BLOCKS,
-            swapped=sim.num_swapped_blocks, recompute=sim.num_recomputed_tokens,
-        )  # fmt: skip
+            step_n=T.STEP_N.format(step=sim.step_index),
+            waiting=len(sim.waiting),
+            preemptions=self.num_preemptions,
+            swapped_words=T.SWAPPED_OUT_BLOCKS,
+            swapped=sim.num_swapped_blocks,
+            recompute=sim.num_recomputed_tokens,
+        )
         self.counters.value = f"<p>{counts}<br><small>{recent}</small></p>"

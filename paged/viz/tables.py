@@ -63,9 +63,19 @@ def arrow_routes(layout: PagedLayout, geo: TableGeometry) -> list[tuple[int, int
             above = py + 1.1 + 0.05 * ((k % 3) - 1)  # a little apart per sequence
             x_in = px + 0.5 + 0.12 * ((k % 5) - 2)
             routes.append(
-                (k, b, [(lx + 0.5, ly), (lx + 0.5, below), (lane, below), (lane, above),
-                        (x_in, above), (x_in, py + 1)])
-            )  # fmt: skip
+                (
+                    k,
+                    b,
+                    [
+                        (lx + 0.5, ly),
+                        (lx + 0.5, below),
+                        (lane, below),
+                        (lane, above),
+                        (x_in, above),
+                        (x_in, py + 1),
+                    ],
+                )
+            )
     return routes
 
 
@@ -114,8 +124,16 @@ def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
         x, y = geo.physical(b)
         label = f"{b}" + (f"\n×{refs[b]}" if refs[b] > 1 else "")
         color = "black" if not holders[b] else "white"
-        ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=8, color=color,
-                fontweight="bold" if refs[b] > 1 else None)  # fmt: skip
+        ax.text(
+            x + 0.5,
+            y + 0.5,
+            label,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=color,
+            fontweight="bold" if refs[b] > 1 else None,
+        )
     logical = []
     for k, (seq_id, table, num_tokens) in enumerate(layout.tables):
         color = to_rgba(SEQ_COLORS[k % len(SEQ_COLORS)], 0.35)
@@ -130,10 +148,14 @@ def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
     for k, _, points in arrow_routes(layout, geo):
         ax.add_patch(
             FancyArrowPatch(
-                path=MplPath(points), arrowstyle="-|>", mutation_scale=10,
-                color=SEQ_COLORS[k % len(SEQ_COLORS)], lw=0.9, alpha=0.85,
+                path=MplPath(points),
+                arrowstyle="-|>",
+                mutation_scale=10,
+                color=SEQ_COLORS[k % len(SEQ_COLORS)],
+                lw=0.9,
+                alpha=0.85,
             )
-        )  # fmt: skip
+        )
     ax.text(1, geo.y_top + 0.3, str(LOGICAL), fontsize=10)
     ax.text(geo.x0, geo.y_top + 0.3, str(PHYSICAL), fontsize=10)
     ax.set_xlim(-1.2, geo.x0 + columns * 1.1)

@@ -51,15 +51,21 @@ CONTIGUOUS = msg("contiguous", "연속 할당")
 PAGED = msg("paged", "페이징")
 
 # block-table explorer
-START = msg("A holds 6 tokens in 2 blocks of 4.",
-            "A는 크기 4인 블록 2개에 토큰 6개를 담고 있습니다.")  # fmt: skip
-ALLOCATED = msg("allocated {seq}: {tokens} tokens → blocks {table}",
-                "{seq} 할당: 토큰 {tokens}개 → 블록 {table}")  # fmt: skip
-APPENDED = msg("appended 1 token to {seq}: table {table}.",
-               "{seq}에 토큰 1개 추가: 테이블 {table}.")  # fmt: skip
+START = msg(
+    "A holds 6 tokens in 2 blocks of 4.", "A는 크기 4인 블록 2개에 토큰 6개를 담고 있습니다."
+)
+ALLOCATED = msg(
+    "allocated {seq}: {tokens} tokens → blocks {table}",
+    "{seq} 할당: 토큰 {tokens}개 → 블록 {table}",
+)
+APPENDED = msg(
+    "appended 1 token to {seq}: table {table}.", "{seq}에 토큰 1개 추가: 테이블 {table}."
+)
 COPIED = msg(" copy-on-write: copy block {old} → {new}", " 쓰기 시 복사: 블록 {old} → {new} 복사")
-FORKED = msg("forked {seq} → {new}: every block now shared",
-             "{seq}를 {new}로 fork: 이제 모든 블록을 공유합니다")  # fmt: skip
+FORKED = msg(
+    "forked {seq} → {new}: every block now shared",
+    "{seq}를 {new}로 fork: 이제 모든 블록을 공유합니다",
+)
 FREED = msg("freed {seq}", "{seq} 해제")
 BLOCKS_FREE = msg("{free} of {n} blocks free", "블록 {n}개 중 {free}개가 비어 있음")
 
@@ -80,8 +86,9 @@ PREEMPTED = msg("step {step}: R{req} preempted ({where})", "{step}단계: R{req}
 SWAPPED_IN = msg("step {step}: R{req} swapped back in", "{step}단계: R{req} 다시 스왑 인")
 GPU_POOL = msg("GPU pool: {running} running", "GPU 풀: 실행 중 {running}개")
 CPU_POOL = msg("CPU pool: {swapped} swapped out", "CPU 풀: 스왑 아웃 {swapped}개")
-NO_CPU_POOL = msg("no CPU pool:\npreempted requests\nare recomputed",
-                  "CPU 풀 없음:\n선점된 요청은\n재계산됩니다")  # fmt: skip
+NO_CPU_POOL = msg(
+    "no CPU pool:\npreempted requests\nare recomputed", "CPU 풀 없음:\n선점된 요청은\n재계산됩니다"
+)
 NO_PREEMPTION_YET = msg("no preemption yet", "아직 선점 없음")
 SWAPPED_OUT_BLOCKS = msg("blocks swapped out", "스왑 아웃된 블록")
 PREEMPTION_COUNTERS = msg(

@@ -57,8 +57,9 @@ class AllocatorExplorer(W.VBox):
         self.seed = W.IntSlider(
             value=seed, min=0, max=9, description=str(T.SEED), continuous_update=False
         )
-        self.steps_per_click = W.IntSlider(value=20, min=1, max=200,
-                                           description=str(T.STEPS_PER_CLICK))  # fmt: skip
+        self.steps_per_click = W.IntSlider(
+            value=20, min=1, max=200, description=str(T.STEPS_PER_CLICK)
+        )
         self.step_button = W.Button(description=str(T.STEP), icon="step-forward")
         self.reset_button = W.Button(description=str(T.RESET), icon="undo")
         self.play = W.Play(value=0, min=0, max=100_000, interval=300, description=str(T.PLAY))
@@ -113,18 +114,22 @@ class AllocatorExplorer(W.VBox):
                     if reason == "no_hole":
                         self.num_refusals["no_hole"] += 1
                         self.last_refusal = T.REFUSED_NO_HOLE.format(
-                            step=rec.step, req=req_id, free=sim.allocator.total_free,
+                            step=rec.step,
+                            req=req_id,
+                            free=sim.allocator.total_free,
                             hole=sim.allocator.largest_hole,
-                        )  # fmt: skip
+                        )
         self.redraw()
 
     def redraw(self) -> None:
         c, p = self.contiguous, self.paged
         ax1, ax2 = self._canvas.fresh()
         title = T.CONTIGUOUS_TITLE.format(
-            policy=self.policy.value, placement=self.placement.value,
-            running=len(c.running), waiting=len(c.waiting),
-        )  # fmt: skip
+            policy=self.policy.value,
+            placement=self.placement.value,
+            running=len(c.running),
+            waiting=len(c.waiting),
+        )
         viz.draw_arena(
             c.layout(),
             ax=ax1,
@@ -135,15 +140,18 @@ class AllocatorExplorer(W.VBox):
             p.layout(),
             ax=ax2,
             columns=32,
-            title=T.PAGED_TITLE.format(block=self.block_size.value, running=len(p.running),
-                                       waiting=len(p.waiting)),  # fmt: skip
+            title=T.PAGED_TITLE.format(
+                block=self.block_size.value, running=len(p.running), waiting=len(p.waiting)
+            ),
         )
         self.image.value = self._canvas.png()
         rows = {str(T.CONTIGUOUS): c.usage(), str(T.PAGED): p.usage()}
         counts = T.ALLOCATOR_COUNTERS.format(
-            step_n=T.STEP_N.format(step=c.step_index), preemptions=self.num_preemptions,
-            refusals=self.num_refusals["contiguous"], no_hole=self.num_refusals["no_hole"],
-        )  # fmt: skip
+            step_n=T.STEP_N.format(step=c.step_index),
+            preemptions=self.num_preemptions,
+            refusals=self.num_refusals["contiguous"],
+            no_hole=self.num_refusals["no_hole"],
+        )
         table = counter_table(rows, {k: c.kv_slots for k in rows})
         self.counters.value = f"{table}<p>{counts}</p>"
         self.events.value = (
@@ -235,7 +243,9 @@ class BlockSizeExplorer(W.VBox):
         self.points = block_size_sweep(requests or sharegpt_like(150, seed=0), kv_slots=kv_slots)
         self.kernel_rows = kernel_rows
         self.slider = W.SelectionSlider(
-            options=BLOCK_SIZES, value=block_size, description=str(T.BLOCK_SIZE),
+            options=BLOCK_SIZES,
+            value=block_size,
+            description=str(T.BLOCK_SIZE),
             continuous_update=False,
         )
         self.readout = W.HTML()
@@ -255,9 +265,11 @@ class BlockSizeExplorer(W.VBox):
     def redraw(self) -> None:
         p = next(p for p in self.points if p.block_size == self.slider.value)
         readout = T.BLOCK_SIZE_READOUT.format(
-            block=p.block_size, empty=100 * p.held_empty, entries=p.table_entries_per_seq,
+            block=p.block_size,
+            empty=100 * p.held_empty,
+            entries=p.table_entries_per_seq,
             batch=p.mean_batch_size,
-        )  # fmt: skip
+        )
         self.readout.value = f"<p>{readout}</p>"
         if p.block_size not in self._png:
             self._marker.set_xdata([p.block_size, p.block_size])
