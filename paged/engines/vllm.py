@@ -35,6 +35,7 @@ from pathlib import Path
 from ..errors import require_int
 from ..model.errors import KVBudgetTooSmall, PromptTooLong
 from ..paging import num_blocks_for
+from ..text import msg
 from ..trace import PagedLayout, StepRecord, Usage
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, where `make vllm-venv` puts .venv-vllm
@@ -367,4 +368,39 @@ def from_record(rec: dict, source: str) -> EngineResult:
             "generate": r["generate_seconds"],
             "peak_rss_mib": r["peak_rss_mib"],
         },
+    )
+
+
+def recording(name: str) -> dict:
+    """The recorded run called `name`: its prompts, system prompt, request and result."""
+    for rec in recordings():
+        if rec["name"] == name:
+            return rec
+    have = ", ".join(r["name"] for r in recordings())
+    raise RecordingNotFound(f"no recording named {name!r}; there are: {have}")
+
+
+LIVE = msg(
+    "live: vLLM {version} ran here, now",
+    "실시간: vLLM {version}이 지금 이 기계에서 실행됨",
+)
+RECORDED = msg(
+    "recorded: vLLM {version} is not installed here (`make vllm-venv`), so this is its run of the "
+    "same request on {date}, {cpu} ({cores} cores), torch {torch}",
+    "녹화본: 여기에는 vLLM {version}이 설치되어 있지 않으므로(`make vllm-venv`) {date}에 "
+    "{cpu}({cores}코어), torch {torch}에서 같은 요청을 실행한 기록을 읽음",
+)
+
+
+def describe_source(run: EngineResult) -> str:
+    """Where `run` comes from: this machine now, or a recording (its date, machine, versions)."""
+    if run.source == "live":
+        return LIVE.format(version=run.version)
+    m, v = run.machine, run.versions
+    return RECORDED.format(
+        version=run.version,
+        date=run.date,
+        cpu=m.get("cpu", "?"),
+        cores=m.get("cores", "?"),
+        torch=v.get("torch", "?"),
     )
