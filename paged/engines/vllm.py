@@ -224,9 +224,15 @@ def generate(
 
 def run_child(python: Path, request: dict, threads: int = 1) -> dict:
     """Run `vllm_child.py` with `python` on `request`; its JSON result."""
+    import fcntl  # live runs are Linux only, where vLLM's CPU build runs
+
     from .convert import ensure_converted
 
     model_dir = ensure_converted()
+    # One live engine at a time on this machine: two (e.g. two test workers) would share its
+    # cores, its memory and vLLM's caches. The lock is released when the process ends.
+    lock = open(model_dir.parent / "vllm-run.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     env = dict(
         os.environ,
         OMP_NUM_THREADS=str(threads),
@@ -237,7 +243,7 @@ def run_child(python: Path, request: dict, threads: int = 1) -> dict:
     with tempfile.TemporaryDirectory(prefix="paged-vllm-") as tmp:
         req, out, log = (Path(tmp) / n for n in ("request.json", "result.json", "child.log"))
         req.write_text(json.dumps(dict(request, model_dir=str(model_dir))))
-        with open(log, "w") as f:
+        with open(log, "w") as f, lock:
             done = subprocess.run(
                 [str(python), str(CHILD), str(req), str(out)],
                 env=env,
