@@ -40,23 +40,25 @@ def block_hashes(token_ids, block_size: int) -> list[int]:
     return hashes
 
 
-def cached_tokens(token_ids, block_size: int, known: set[int]) -> int:
+def cached_tokens(token_ids, block_size: int, known: set, hashes=None) -> int:
     """Prompt tokens a request finds cached: its leading blocks whose hashes are `known`, at most
-    every full block before its last token (which is always computed)."""
+    every full block before its last token (which is always computed). `hashes`: the hash chain
+    to use (default `block_hashes`; a learner's own works as well)."""
     hits = 0
-    for h in block_hashes(token_ids, block_size):
+    for h in (hashes or block_hashes)(token_ids, block_size):
         if h not in known:
             break
         hits += 1
     return min(hits * block_size, (len(token_ids) - 1) // block_size * block_size)
 
 
-def predict_cached(prompts, block_size: int) -> list[int]:
+def predict_cached(prompts, block_size: int, hashes=None) -> list[int]:
     """Cached prompt tokens of each prompt, admitted in this order into an empty cache that
-    keeps every block it has seen (nothing evicted)."""
-    known: set[int] = set()
+    keeps every block it has seen (nothing evicted); `hashes` as in `cached_tokens`."""
+    hashes = hashes or block_hashes
+    known: set = set()
     out = []
     for ids in prompts:
-        out.append(cached_tokens(ids, block_size, known))
-        known.update(block_hashes(ids, block_size))
+        out.append(cached_tokens(ids, block_size, known, hashes))
+        known.update(hashes(ids, block_size))
     return out

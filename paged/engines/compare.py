@@ -76,12 +76,12 @@ class SideBySide:
 
 
 def compare(course, engine, names=("course", "vLLM")) -> SideBySide:
-    """Set two results (tokens, trace with layouts, a pool of `num_usable` blocks) side by side."""
+    """Set two paged results (tokens, a trace with layouts, `num_usable_blocks`) side by side."""
     sides = (course, engine)
     for side, name in zip(sides, names, strict=True):
         if any(s.layout is None for s in side.trace):
             raise ValueError(f"{name}'s trace has no memory maps: run it with record_layout=True")
-    usable = [_usable_blocks(side) for side in sides]
+    usable = [side.num_usable_blocks for side in sides]
     return SideBySide(
         names=tuple(names),
         same_tokens=course.tokens == engine.tokens,
@@ -95,13 +95,6 @@ def compare(course, engine, names=("course", "vLLM")) -> SideBySide:
         ),
         peak_batch=(course.peak_batch, engine.peak_batch),
     )
-
-
-def _usable_blocks(result) -> int:
-    """Blocks a request can be given: the pool's, less vLLM's null block where there is one."""
-    if hasattr(result, "num_usable_blocks"):
-        return result.num_usable_blocks
-    return result.kv_slots // result.block_size - (result.rules == "vllm-v1")
 
 
 PEAK = msg("peak batch", "최대 배치")

@@ -60,6 +60,13 @@ class GenerateResult:
     rules: str = "course"  # or "vllm-v1" (paged.scheduler_config)
 
     @property
+    def num_usable_blocks(self) -> int | None:
+        """Blocks a request can be given ("paged" only): vLLM V1's null block is not one."""
+        if self.block_size is None:
+            return None
+        return self.kv_slots // self.block_size - (self.rules == "vllm-v1")
+
+    @property
     def tokens_per_s(self) -> float:
         """New tokens per second of wall time (MEASURED on the machine that ran it)."""
         return sum(map(len, self.tokens)) / self.seconds if self.seconds else 0.0
