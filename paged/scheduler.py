@@ -43,7 +43,7 @@ class Scheduler:
         watermark, admission, preemption, max_num_seqs, shared_prefix, eos_token_id, ..."""
         self.config = c = SchedulerConfig.settle(policy, **options)
         c.check_requests(requests)
-        self.policy, self.kv_slots, self.shared_prefix = policy, c.kv_slots, c.shared_prefix
+        self.kv_slots, self.shared_prefix = c.kv_slots, c.shared_prefix
         self.pool = make_pool(c)
         self.record_layout = record_layout
         self._pending = deque(sorted(requests, key=lambda r: (r.arrival_time, r.req_id)))

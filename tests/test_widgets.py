@@ -19,7 +19,7 @@ def test_allocator_explorer_steps_and_resets():
     e.play.value += 1  # the Play widget ticks like this in a browser
     assert e.contiguous.step_index == 100
     e.policy.value = "oracle"  # a new setting restarts both runs
-    assert e.contiguous.step_index == 0 and e.contiguous.policy == "oracle"
+    assert e.contiguous.step_index == 0 and e.contiguous.config.policy == "oracle"
     e.block_size.value = 64
     assert e.paged.allocator.block_size == 64
     e.reset_button.click()

@@ -10,8 +10,9 @@ import math
 
 from ..contiguous import ContiguousAllocator, next_pow2
 from ..kv import PRESETS, ModelSpec, bytes_per_token
-from ..simulator import CATEGORIES, simulate
+from ..simulator import simulate
 from ..text import msg
+from ..trace import CATEGORIES
 from ..workloads import Request, sharegpt_like
 from .contract import integer, real
 from .core import by_case, draws, run_cases
