@@ -119,6 +119,14 @@ COPY = {
 }
 
 
+def _copy_draw(rng) -> tuple[int, int]:
+    """(n, BLOCK) with n not a multiple of BLOCK (where BLOCK > 1): the last program's lanes
+    past n exist, so a mask that lets one more through shows."""
+    b = rng.choice(BLOCKS)
+    n = rng.choice((1, b + 1, 2 * b - 1, rng.randint(1, 40)))
+    return (n + 1 if b > 1 and n % b == 0 else n), b
+
+
 def _copy_case(params, seed):
     """x (non-integer values) between NaN guards; out followed by SENTINEL."""
     n, block = params
@@ -158,9 +166,7 @@ COPY_SPEC = KernelSpec(
     name="copy_kernel",
     fixed=((10, 4), (16, 8), (1, 8), (33, 16), (5, 1)),  # (n, BLOCK)
     build=_copy_case,
-    draw=lambda rng: (lambda b: (rng.choice((1, b, b + 1, 2 * b - 1, rng.randint(1, 40))), b))(
-        rng.choice(BLOCKS)
-    ),
+    draw=lambda rng: _copy_draw(rng),
     summary="n 1-40, BLOCK 1-16, n not a multiple of BLOCK",
     store_hints=((_one_past_store, COPY["off_by_one"]), (lambda f: True, COPY["store"])),
     value_hints=(
