@@ -241,3 +241,34 @@ def test_live_run_equals_its_recording(name):
     assert live.cached_prompt_tokens == recorded.cached_prompt_tokens
     if q["prefix_caching"]:
         assert live.cached_prompt_tokens > 0
+
+
+# ---- what chapter 11 prints: the library's lines, in either edition -----------------------
+def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
+    from types import SimpleNamespace
+
+    from paged.engines import report
+
+    engine = run_recorded(CHAPTER)
+    v1 = SimpleNamespace(tokens=engine.tokens, rules="vllm-v1")
+    own = SimpleNamespace(tokens=[t[:-1] for t in engine.tokens], rules="course")
+    for lang in ("en", "ko"):
+        monkeypatch.setenv("PAGED_LANG", lang)
+        lines = [
+            *report.engine_header(engine, 24, 48),
+            report.same_answers(engine, v1, own),
+            report.cached_tokens(1472, engine, 2485),
+            report.speed(engine, 60.0),
+        ]
+        text = "\n".join(lines)
+        assert "24" in lines[0] and "48" in lines[0] and str(engine.kv_blocks) in lines[0]
+        assert "vllm.v1.core.block_pool.BlockPool" in text
+        assert "1472" in text and "2485" in text
+        if lang == "ko":
+            assert "코스 (V1 규칙) 24개 중 24개" in text and "코스 (자체 규칙) 24개 중 0개" in text
+            assert "requests" not in text and "tokens/s" not in text
+        else:
+            assert "course (V1 rules) 24 of 24" in text and "course (own rules) 0 of 24" in text
+    monkeypatch.setenv("PAGED_LANG", "en")
+    assert report.rules_name(v1) == "course (V1 rules)"
+    assert report.rules_name(own) == "course (own rules)"

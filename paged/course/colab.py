@@ -61,8 +61,8 @@ CHAPTER_EXTRAS = {
 INSTALLED_LINE = {
     "en": """print(f"Installed the course from {source}; kept this runtime's {', '.join(kept)}; "
           f"Hangul in figures: {font or 'no font found'}.")""",
-    "ko": """print(f"코스를 {source}에서 설치했습니다. 이 런타임의 {', '.join(kept)}은(는) 그대로 "
-          f"둡니다. 그림의 한글 글꼴: {font or '찾지 못함'}.")""",
+    "ko": """print(f"코스를 {source}에서 설치했습니다. 그대로 둔 이 런타임의 패키지: {', '.join(kept)}. "
+          f"그림의 한글 글꼴: {font or '찾지 못함'}.")""",
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..text import msg
+from .report import rules_name
 
 
 def held_blocks(record) -> int:
@@ -75,9 +76,14 @@ class SideBySide:
         return lines
 
 
-def compare(course, engine, names=("course", "vLLM")) -> SideBySide:
-    """Set two paged results (tokens, a trace with layouts, `num_usable_blocks`) side by side."""
+def compare(course, engine, names=None) -> SideBySide:
+    """Set two paged results (tokens, a trace with layouts, `num_usable_blocks`) side by side.
+
+    `names` defaults to the course's rules ("course (V1 rules)" or "course (own rules)", in the
+    edition's language) and the engine's name.
+    """
     sides = (course, engine)
+    names = names or (rules_name(course), engine.engine)
     for side, name in zip(sides, names, strict=True):
         if any(s.layout is None for s in side.trace):
             raise ValueError(f"{name}'s trace has no memory maps: run it with record_layout=True")

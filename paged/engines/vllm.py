@@ -388,12 +388,12 @@ def recording(name: str) -> dict:
 
 LIVE = msg(
     "live: vLLM {version} ran here, now",
-    "실시간: vLLM {version}이 지금 이 기계에서 실행됨",
+    "실시간: 지금 이 기계에서 실행한 vLLM {version}",
 )
 RECORDED = msg(
     "recorded: vLLM {version} is not installed here (`make vllm-venv`), so this is its run of the "
     "same request on {date}, {cpu} ({cores} cores), torch {torch}",
-    "녹화본: 여기에는 vLLM {version}이 설치되어 있지 않으므로(`make vllm-venv`) {date}에 "
+    "녹화본: 여기에는 vLLM {version} 미설치(`make vllm-venv`). {date}에 "
     "{cpu}({cores}코어), torch {torch}에서 같은 요청을 실행한 기록을 읽음",
 )
 

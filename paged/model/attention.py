@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from ..attention.reference import gather_kv, gather_kv_batched
+from ..text import msg
 
 
 def decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens, scale=None):
@@ -77,19 +78,29 @@ class AttentionBackend:
     pow2_block_size: bool  # the Triton kernel needs block_size a power of two in [1, 256]
 
 
+ON_CUDA = msg(
+    "Triton paged_attention kernel (CUDA) for decode; PyTorch gather_kv for prefill",
+    "디코드는 Triton paged_attention 커널(CUDA), 프리필은 PyTorch gather_kv",
+)
+ON_CPU = msg(
+    "PyTorch reference through the block table (CPU): decode_attention_ref, gather_kv",
+    "블록 테이블을 거치는 PyTorch 참조 구현(CPU): decode_attention_ref, gather_kv",
+)
+
+
 def select_attention(device: torch.device | str) -> AttentionBackend:
     """The course's Triton kernel on CUDA, the batched PyTorch reference elsewhere."""
     if torch.device(device).type == "cuda":
         from ..attention import paged_attention  # imports Triton: only when it will run
 
         return AttentionBackend(
-            "Triton paged_attention kernel (CUDA) for decode; PyTorch gather_kv for prefill",
+            str(ON_CUDA),
             paged_attention,
             prefill_attention,
             pow2_block_size=True,
         )
     return AttentionBackend(
-        "PyTorch reference through the block table (CPU): decode_attention_ref, gather_kv",
+        str(ON_CPU),
         decode_attention_ref,
         prefill_attention,
         pow2_block_size=False,

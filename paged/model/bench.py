@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+from ..text import msg
+
 PROMPTS = [
     "Write a short story about a robot who learns to paint.",
     "Explain how a bicycle works.",
@@ -40,6 +42,14 @@ PROMPTS = [
     "How do airplanes stay in the air?",
     "Give me tips for learning a new language.",
 ]
+
+
+MACHINE = msg(
+    "{cpu}, {cores} cores, {os}; Python {python}, torch {torch} ({threads} threads), "
+    "transformers {transformers}, gguf {gguf}",
+    "{cpu}, 코어 {cores}개, {os}; Python {python}, torch {torch}(스레드 {threads}개), "
+    "transformers {transformers}, gguf {gguf}",
+)
 
 
 def machine() -> str:
@@ -56,11 +66,15 @@ def machine() -> str:
     import torch
     import transformers
 
-    return (
-        f"{cpu}, {len(os.sched_getaffinity(0))} cores, {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}, torch {torch.__version__} "
-        f"({torch.get_num_threads()} threads), transformers {transformers.__version__}, "
-        f"gguf {version('gguf')}"
+    return MACHINE.format(
+        cpu=cpu,
+        cores=len(os.sched_getaffinity(0)),
+        os=f"{platform.system()} {platform.release()}",
+        python=platform.python_version(),
+        torch=torch.__version__,
+        threads=torch.get_num_threads(),
+        transformers=transformers.__version__,
+        gguf=version("gguf"),
     )
 
 

@@ -19,6 +19,15 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from ..text import msg
+
+SHAPE = msg(
+    "Llama({layers} layers, hidden {hidden}, {q_heads} query / {kv_heads} KV heads of {head_dim}, "
+    "{dtype}, {device})",
+    "Llama(레이어 {layers}개, 은닉 크기 {hidden}, 쿼리 헤드 {q_heads}개 / KV 헤드 {kv_heads}개, "
+    "헤드 차원 {head_dim}, {dtype}, {device})",
+)
+
 
 @dataclass(frozen=True)
 class LlamaConfig:
@@ -83,9 +92,14 @@ class Llama:
 
     def __repr__(self) -> str:
         c = self.config
-        return (
-            f"Llama({c.num_layers} layers, hidden {c.hidden_size}, {c.num_q_heads} query / "
-            f"{c.num_kv_heads} KV heads of {c.head_dim}, {self.dtype}, {self.device})"
+        return SHAPE.format(
+            layers=c.num_layers,
+            hidden=c.hidden_size,
+            q_heads=c.num_q_heads,
+            kv_heads=c.num_kv_heads,
+            head_dim=c.head_dim,
+            dtype=self.dtype,
+            device=self.device,
         )
 
     @torch.inference_mode()

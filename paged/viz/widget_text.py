@@ -30,7 +30,7 @@ STEP_N = msg("step {step}", "{step}단계")
 # allocator explorer
 REFUSED_NO_HOLE = msg(
     "step {step}: R{req} refused although {free} slots are free in total (largest hole {hole})",
-    "{step}단계: 전체로는 빈 슬롯이 {free}개인데도 R{req}가 거절됨 (가장 큰 빈 구멍 {hole})",
+    "{step}단계: 요청 R{req} 거절 (빈 슬롯은 모두 {free}개지만 가장 큰 빈 구멍은 {hole})",
 )
 CONTIGUOUS_TITLE = msg(
     "contiguous ({policy}, {placement}): {running} running, {waiting} waiting",
@@ -64,7 +64,7 @@ APPENDED = msg(
 COPIED = msg(" copy-on-write: copy block {old} → {new}", " 쓰기 시 복사: 블록 {old} → {new} 복사")
 FORKED = msg(
     "forked {seq} → {new}: every block now shared",
-    "{seq}를 {new}로 fork: 이제 모든 블록을 공유합니다",
+    "fork {seq} → {new}: 이제 모든 블록을 공유합니다",
 )
 FREED = msg("freed {seq}", "{seq} 해제")
 BLOCKS_FREE = msg("{free} of {n} blocks free", "블록 {n}개 중 {free}개가 비어 있음")
