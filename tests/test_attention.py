@@ -589,3 +589,15 @@ def test_tiny_decoder_paged_equals_contiguous():
     assert tokens == p_tokens == k_tokens and len(table) == 4  # 13 tokens in blocks of 4
     torch.testing.assert_close(p_logits, logits, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(k_logits, logits, atol=1e-5, rtol=1e-5)
+
+
+def test_the_backend_is_described_in_the_editions_language(monkeypatch):
+    from paged.attention import backend, describe_backend
+
+    for lang, word in (("en", "kernel backend: "), ("ko", "커널 백엔드: ")):
+        monkeypatch.setenv("PAGED_LANG", lang)
+        line = describe_backend()
+        assert line.startswith(word) and backend() not in line.split(": ", 1)[0]
+    monkeypatch.setattr("paged.attention.INTERPRETED", None)
+    monkeypatch.setenv("PAGED_LANG", "en")
+    assert describe_backend() == "kernel backend: none: Triton does not install on this platform"

@@ -11,6 +11,7 @@ import os
 
 import torch
 
+from ..text import msg
 from .reference import check_inputs, gather_kv, paged_attention_ref
 
 if not torch.cuda.is_available():
@@ -38,4 +39,29 @@ def backend() -> str:
     return "interpreter" if INTERPRETED else "cuda"
 
 
-__all__ = ["backend", "check_inputs", "gather_kv", "paged_attention", "paged_attention_ref"]
+def describe_backend() -> str:
+    """`backend()` as a sentence for the learner, in the edition's language."""
+    return KERNEL_BACKEND.format(backend=BACKENDS[backend()])
+
+
+KERNEL_BACKEND = msg("kernel backend: {backend}", "커널 백엔드: {backend}")
+BACKENDS = {
+    "cuda": msg("the Triton kernel on the CUDA GPU", "CUDA GPU에서 도는 Triton 커널"),
+    "interpreter": msg(
+        "Triton's CPU interpreter (TRITON_INTERPRET=1): slow, fine for small shapes",
+        "Triton의 CPU 인터프리터(TRITON_INTERPRET=1): 느리지만 작은 크기에는 충분함",
+    ),
+    "unavailable": msg(
+        "none: Triton does not install on this platform",
+        "없음: 이 플랫폼에는 Triton이 설치되지 않음",
+    ),
+}
+
+__all__ = [
+    "backend",
+    "describe_backend",
+    "check_inputs",
+    "gather_kv",
+    "paged_attention",
+    "paged_attention_ref",
+]
