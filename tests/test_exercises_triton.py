@@ -231,6 +231,59 @@ if backend() != "unavailable":
         tl.store(scores_ptr + t, s)
 
     @triton.jit
+    def known_v(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        m_ptr,
+        out_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        V: tl.constexpr,
+    ):
+        seq, head = tl.program_id(0), tl.program_id(1)
+        kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
+        d = tl.arange(0, HEAD_DIM)
+        q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
+        seq_len = tl.load(seq_lens_ptr + seq)
+        big = tl.load(m_ptr + seq * KV_HEADS * GROUP + head)
+        total = tl.zeros([], tl.float32)
+        if V == "fp16_acc":
+            out = tl.zeros([HEAD_DIM], tl.float16)
+        else:
+            out = tl.zeros([HEAD_DIM], tl.float32)
+        for start in range(0, seq_len, TILE):
+            t = start + tl.arange(0, TILE)
+            live = t < seq_len
+            b = tl.load(block_table_ptr + seq * max_blocks + t // BLOCK_SIZE, mask=live, other=0)
+            at = ((b * BLOCK_SIZE + t % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+            k = tl.load(k_ptr + at[:, None] + d[None, :], mask=live[:, None], other=0.0)
+            if V == "unmasked_v":
+                v = tl.load(v_ptr + at[:, None] + d[None, :])
+            else:
+                v = tl.load(v_ptr + at[:, None] + d[None, :], mask=live[:, None], other=0.0)
+            s = tl.sum(k * q[None, :], axis=1)
+            if V != "no_scale":
+                s = s * scale
+            if V != "no_mask":
+                s = tl.where(live, s, float("-inf"))
+            w = tl.exp(s) if V == "no_subtract" else tl.exp(s - big)
+            total = total + tl.sum(w, axis=0)
+            out = out + tl.sum(w[:, None] * v, axis=0).to(out.dtype)
+        if V != "no_divide":
+            out = out / total
+        tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, out.to(tl.float32))
+        if V == "writes_m":
+            tl.store(m_ptr + seq * KV_HEADS * GROUP + head, big + 1.0)
+
+    @triton.jit
     def online_v(
         q_ptr,
         k_ptr,
@@ -463,6 +516,25 @@ if backend() != "unavailable":
         """Not written yet."""
 
     @triton.jit
+    def stub_known(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        m_ptr,
+        out_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+    ):
+        """Not written yet."""
+
+    @triton.jit
     def stub_online(
         q_ptr,
         k_ptr,
@@ -611,6 +683,20 @@ PUZZLES = {
             "unmasked_load": ("unmasked load", False),
         },
     ),
+    "known_max_kernel": (
+        "check_known_max_kernel",
+        "known_v",
+        {
+            "no_divide": ("softmax weights add up to 1", True),
+            "no_subtract": ("leaves float32's range", True),
+            "no_mask": ("lanes past seq_len in the last tile", True),
+            "no_scale": ("attention gives with scale = 1", True),
+            "fp16_acc": ("float16's precision", True),
+            "writes_m": ("wrote into m[0, 0], an input", True),
+            "head_mod": ("query head h reads KV head h // GROUP", True),
+            "unmasked_v": ("unmasked load", True),
+        },
+    ),
     "online_softmax_kernel": (
         "check_online_softmax_kernel",
         "online_v",
@@ -711,6 +797,7 @@ STUBS = {
     "dot_kernel": "stub_dot",
     "gather_kernel": "stub_gather",
     "tile_scores_kernel": "stub_scores",
+    "known_max_kernel": "stub_known",
     "online_softmax_kernel": "stub_online",
     "gqa_scores_kernel": "stub_gqa",
     "merge_kernel": "stub_merge",
@@ -743,6 +830,9 @@ def test_the_cases_hold_the_block_boundaries_and_the_extremes():
     lens = [(bs, n) for bs, ls, *_ in softmax for n in ls]
     assert any(n == bs for bs, n in lens) and any(n == bs + 1 for bs, n in lens)
     assert max(c[5] for c in softmax) > 30 and any(c[6] for c in softmax)  # hundreds, ±1000
+    known = kernels_attention.KNOWN_MAX_SPEC.fixed
+    assert max(c[5] for c in known) > 30 and any(c[6] for c in known)  # hundreds, ±1000
+    assert any(n % tile for _, ls, _, _, tile, *_ in known for n in ls)  # a last tile padded
     assert max(abs(c[3]) for c in basics_compute.ROW_SOFTMAX_SPEC.fixed) >= 1000
     merge = kernels_merge.MERGE_SPEC.fixed
     assert max(c[4] for c in merge) >= 1000 and min(c[4] for c in merge) <= -1000

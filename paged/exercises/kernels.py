@@ -33,6 +33,7 @@ from .triton_checks import SENTINEL, Watch, device, same, whole
 __all__ = [
     "check_gather_kernel",
     "check_gqa_scores_kernel",
+    "check_known_max_kernel",
     "check_merge_kernel",
     "check_online_softmax_kernel",
     "check_tile_scores_kernel",
@@ -292,5 +293,9 @@ def check_tile_scores_kernel(kernel, seed=None) -> bool:
     return check_kernel(TILE_SCORES_SPEC, kernel, seed)
 
 
-from .kernels_attention import check_gqa_scores_kernel, check_online_softmax_kernel  # noqa: E402
+from .kernels_attention import (  # noqa: E402
+    check_gqa_scores_kernel,
+    check_known_max_kernel,
+    check_online_softmax_kernel,
+)
 from .kernels_merge import check_merge_kernel  # noqa: E402

@@ -1,6 +1,9 @@
-"""The attention puzzles of the kernel chapter, as `KernelSpec`s: online softmax, GQA scores.
+"""The attention puzzles of the kernel chapter, as `KernelSpec`s: the tile loop with a known
+maximum, the online softmax, GQA scores.
 
-Exported by `kernels.py` (its docstring says how they are checked). The online softmax's cases
+Exported by `kernels.py` (its docstring says how they are checked). The known-max loop gets each
+head's largest score in a buffer `m` (guarded by NaN); its cases are the online softmax's. The
+online softmax's cases
 hold several tiles per sequence, GQA, scores in the hundreds, and heads whose scores are exact
 and near +1000 or -1000 (`kernel_cases.extreme_scores`): past float64's exp range, so only the
 running max keeps them finite, and all negative, so a running max that starts at 0 shows.
@@ -14,8 +17,8 @@ import torch
 from ..text import msg
 from .kernel_cases import HINTS, extreme_scores, output, paged_watch
 from .kernel_runner import Case, KernelSpec, check_kernel
-from .online_mistakes import online_softmax_outputs
-from .triton_checks import UNMASKED_LOAD, device, same
+from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
+from .triton_checks import UNMASKED_LOAD, device, same, whole
 
 __all__: list[str] = []  # exported by kernels.py
 
@@ -81,7 +84,7 @@ SOFTMAX = {
 }
 
 
-def _softmax_case(params, seed):
+def _softmax_case(params, seed, known_max=False):
     from ..attention import paged_attention_ref
     from ..attention.steps import launch_attention, make_case
 
@@ -96,15 +99,51 @@ def _softmax_case(params, seed):
     ok = np.arange(out_flat.numel()) < out.numel()
     watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out + {i}")
     negative = (offsets < 0)[..., None].expand(out.shape)
+    data = {"args": args, "tile": tile, "big": q_scale > 10 or extreme, "negative": negative}
+    run = lambda k: launch_attention(k, *args, tile=tile, out=out)  # noqa: E731
+    if known_max:  # each head's largest score, in float32, followed by NaN
+        m_flat = torch.full((2 * num_q * len(lens),), float("nan"), device=device())
+        m = m_flat[: num_q * len(lens)].view(len(lens), num_q)
+        m.copy_(max_scores(*args).float().to(m.device))
+        watch.add("m", whole(m), load=np.arange(m_flat.numel()) < m.numel(), where=_m_where(m))
+        data["m"] = m.cpu().double()
+        run = lambda k: _launch_known(k, *args, m, out, tile)  # noqa: E731
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}"
         + (", scores near ±1000" if extreme else ""),
         watch=watch,
-        run=lambda k: launch_attention(k, *args, tile=tile, out=out),
+        run=run,
         outputs=[("out", out_flat, ok)],
         got=lambda: out.cpu().double(),
         want=paged_attention_ref(*args).cpu().double(),
-        data={"args": args, "tile": tile, "big": q_scale > 10 or extreme, "negative": negative},
+        data=data,
+    )
+
+
+def _m_where(m):
+    num_seqs, num_q = m.shape
+    return lambda i: f"m[{i // num_q}, {i % num_q}]" if i < m.numel() else "m past its end"
+
+
+def _launch_known(kernel, q, k_cache, v_cache, block_table, seq_lens, m, out, tile):
+    """Step 3's launch with `m_ptr` after seq_lens_ptr: one program per (sequence, query head)."""
+    num_seqs, num_q_heads, head_dim = q.shape
+    _, block_size, num_kv_heads, _ = k_cache.shape
+    kernel[(num_seqs, num_q_heads)](
+        q,
+        k_cache,
+        v_cache,
+        block_table,
+        seq_lens,
+        m,
+        out,
+        head_dim**-0.5,
+        block_table.shape[1],
+        BLOCK_SIZE=block_size,
+        KV_HEADS=num_kv_heads,
+        GROUP=num_q_heads // num_kv_heads,
+        HEAD_DIM=head_dim,
+        TILE=tile,
     )
 
 
@@ -137,6 +176,77 @@ def _nonfinite(f) -> bool:
     return not bool(torch.isfinite(f.got).all())
 
 
+# ---- step 4a · the tile loop, the maximum given --------------------------------------------
+KNOWN = {
+    "no_divide": msg(
+        "each output row is the right one times a number of its own, the sum of that row's "
+        "weights exp(s - m): softmax weights add up to 1, and the ones you summed do not.",
+        "출력의 각 행이 맞는 행에 그 행만의 수를 곱한 값이고, 그 수는 그 행의 가중치 "
+        "exp(s - m)의 합입니다. 소프트맥스 가중치의 합은 1인데, 더한 가중치의 합은 1이 아닙니다.",
+    ),
+    "no_mask": msg(
+        "the output shrinks towards 0, by one factor per head, only where seq_len is not a "
+        "multiple of TILE: lanes past seq_len in the last tile, which hold no token, got a "
+        "weight.",
+        "seq_len이 TILE의 배수가 아닌 곳에서만 출력이 헤드마다 일정한 비율로 0 쪽으로 "
+        "줄어듭니다. 마지막 타일에서 seq_len 이후의 레인은 토큰이 없는데도 가중치를 받았습니다.",
+    ),
+    "overflow": msg(
+        "NaN or inf where the scores are large (in the hundreds, or near ±1000), right where "
+        "they are small: an exponential you take there leaves float32's range (exp overflows "
+        "above about 88 and is exactly 0 below about -104, and then 0 / 0 or inf / inf is NaN).",
+        "점수가 큰 곳(수백이거나 ±1000 근처)에서는 NaN이나 inf이고, 점수가 작은 곳에서는 "
+        "맞습니다. 그곳에서 계산하는 지수가 float32의 범위를 벗어납니다(exp는 약 88 위에서 "
+        "넘치고 약 -104 아래에서는 정확히 0이 되어, 0 / 0이나 inf / inf가 NaN이 됩니다).",
+    ),
+}
+
+
+def _known_case(params, seed):
+    return _softmax_case(params, seed, known_max=True)
+
+
+def _is_known(variant):
+    return lambda f: same(f.got, known_max_outputs(*f.args, f.m, f.tile, variant), 1e-4)
+
+
+KNOWN_MAX_SPEC = KernelSpec(
+    name="known_max_kernel",
+    # the online softmax's cases: a tile loop with the maximum given must pass them all
+    fixed=(
+        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
+        (16, (16, 17, 40), 4, 1, 16, 3.0, False),
+        (1, (3, 9), 2, 2, 4, 3.0, False),
+        (4, (6, 19), 2, 1, 8, 60.0, False),
+        (4, (13, 7), 2, 1, 8, 1.0, True),
+    ),
+    build=_known_case,
+    draw=_softmax_draw,
+    num_random=3,
+    tol=1e-4,
+    summary="block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds and "
+    "near ±1000",
+    store_hints=((lambda f: True, HINTS["store"]),),
+    value_hints=(
+        (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
+        (lambda f: _nonfinite(f) and f.big, KNOWN["overflow"]),
+        (_is_known("head_mod"), HINTS["head_mod"]),
+        (_is_known("no_divide"), KNOWN["no_divide"]),
+        (_is_known("no_mask"), KNOWN["no_mask"]),
+        (_unscaled, SOFTMAX["scale"]),
+    ),
+)
+
+
+def check_known_max_kernel(kernel, seed=None) -> bool:
+    """kernel[(num_seqs, num_q_heads)](q, k_cache, v_cache, block_table, seq_lens, m, out, scale,
+    max_blocks, BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=): step 4's tile loop, given
+    m[seq, head], the largest score of that head (float32).
+    """
+    return check_kernel(KNOWN_MAX_SPEC, kernel, seed)
+
+
+# ---- step 4b · the online softmax: the running maximum -------------------------------------
 ONLINE_SOFTMAX_SPEC = KernelSpec(
     name="online_softmax_kernel",
     # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above,

@@ -1,8 +1,10 @@
-"""What an online-softmax kernel with a typical mistake stores, so its checker can name it.
+"""What a tile-loop kernel with a typical mistake stores, so its checker can name it.
 
 `online_softmax_outputs(*case, tile, variant)` runs the tile loop in float64 on a paged case,
 right or with one mistake ("no_rescale", "tile_max", "l_only", "acc_only", "no_mask",
-"head_mod"), and returns what such a kernel would leave in out.
+"head_mod"), and returns what such a kernel would leave in out. `known_max_outputs(*case, m,
+tile, variant)` does the same for the loop that is given each head's largest score `m`
+("no_divide", "no_mask", "head_mod"); `max_scores(*case)` computes that `m`.
 """
 
 from __future__ import annotations
@@ -54,4 +56,37 @@ def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, var
                 tile,
                 "right" if variant == "head_mod" else variant,
             )
+    return out
+
+
+def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
+    """(sequence, query head, n, q, K, V) in float64, K/V of the head's KV head (or h % KV)."""
+    from ..attention import gather_kv
+
+    num_q_heads, kvh = q.shape[1], k_cache.shape[2]
+    for i, n in enumerate(seq_lens.tolist()):
+        k = gather_kv(k_cache, block_table[i], n).cpu().double()
+        v = gather_kv(v_cache, block_table[i], n).cpu().double()
+        for h in range(num_q_heads):
+            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
+            yield i, h, n, q[i, h].cpu().double(), k[:, j], v[:, j]
+
+
+def max_scores(q, k_cache, v_cache, block_table, seq_lens):
+    """The largest score q . k * scale of each (sequence, query head), float64."""
+    m = torch.empty(q.shape[:2], dtype=torch.float64)
+    for i, h, _, qh, k, _ in _heads(q, k_cache, v_cache, block_table, seq_lens, "right"):
+        m[i, h] = (k @ qh).max() * q.shape[-1] ** -0.5
+    return m
+
+
+def known_max_outputs(q, k_cache, v_cache, block_table, seq_lens, m, tile, variant):
+    """What a known-max kernel with `variant` ("right", "no_divide", ...) stores (float64)."""
+    out = torch.empty(q.shape, dtype=torch.float64)
+    for i, h, n, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
+        p = torch.exp(k @ qh * q.shape[-1] ** -0.5 - m[i, h])
+        total = p.sum()
+        if variant == "no_mask":  # the padded lanes of the last tile: k = 0, score 0.0, v = 0
+            total = total + (-(-n // tile) * tile - n) * torch.exp(-m[i, h])
+        out[i, h] = p @ v if variant == "no_divide" else (p @ v) / total
     return out

@@ -11,6 +11,7 @@ import triton.language as tl
 __all__ = [
     "gather_kernel",
     "gqa_scores_kernel",
+    "known_max_kernel",
     "merge_kernel",
     "online_softmax_kernel",
     "tile_scores_kernel",
@@ -59,6 +60,45 @@ def tile_scores_kernel(
     k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
     s = tl.sum(q[None, :] * k, 1) * scale  # (TILE,)
     tl.store(scores_ptr + pos, tl.where(mask, s, float("-inf")))
+
+
+@triton.jit
+def known_max_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    block_table_ptr,
+    seq_lens_ptr,
+    m_ptr,
+    out_ptr,
+    scale,
+    max_blocks,
+    BLOCK_SIZE: tl.constexpr,
+    KV_HEADS: tl.constexpr,
+    GROUP: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    TILE: tl.constexpr,
+):
+    seq, head = tl.program_id(0), tl.program_id(1)
+    kv_head = head // GROUP
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
+    seq_len = tl.load(seq_lens_ptr + seq)
+    m = tl.load(m_ptr + seq * KV_HEADS * GROUP + head)  # this head's largest score
+    l_i = tl.zeros([], tl.float32)  # sum of exp(s - m)
+    acc = tl.zeros([HEAD_DIM], tl.float32)  # sum of exp(s - m) * v
+    for t0 in range(0, seq_len, TILE):
+        pos = t0 + tl.arange(0, TILE)
+        mask = pos < seq_len
+        block = tl.load(block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0)
+        rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+        k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+        v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+        s = tl.where(mask, tl.sum(q[None, :] * k, 1) * scale, float("-inf"))
+        p = tl.exp(s - m)  # at most exp(0) = 1
+        l_i += tl.sum(p, 0)
+        acc += tl.sum(p[:, None] * v, 0)
+    tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
 
 
 @triton.jit
