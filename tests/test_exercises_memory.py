@@ -96,20 +96,20 @@ def _append(
 
 
 APPEND_WRONG = {
-    "a sequence with 0 tokens needs a block": lambda t, n, bs, f: _append(
+    "found no last block": lambda t, n, bs, f: _append(
         t, n, bs, f, when=lambda t, n, bs: n % bs == 0 and n > 0
     ),
-    "you wrote it into the full one": lambda t, n, bs, f: _append(
+    "which is already full": lambda t, n, bs, f: _append(
         t, n, bs, f, when=lambda t, n, bs: n > len(t) * bs
     ),
     "one token early": lambda t, n, bs, f: _append(
         t, n, bs, f, when=lambda t, n, bs: n + 1 >= len(t) * bs
     ),
-    "num_tokens % block_size": lambda t, n, bs, f: _append(t, n, bs, f, offset=lambda n, bs: n),
-    "free.pop(0) takes another": lambda t, n, bs, f: _append(
+    "past the end of its block": lambda t, n, bs, f: _append(t, n, bs, f, offset=lambda n, bs: n),
+    "not the one free.pop() gives": lambda t, n, bs, f: _append(
         t, n, bs, f, take=lambda free: free.pop(0)
     ),
-    "append it to table": lambda t, n, bs, f: _append(t, n, bs, f, keep=False),
+    "table came back without it": lambda t, n, bs, f: _append(t, n, bs, f, keep=False),
     "logical position": lambda t, n, bs, f: _append(t, n, bs, f, logical=True),
 }
 
@@ -139,8 +139,8 @@ BREAKDOWN_WRONG = {
     "averaged over every busy step": lambda steps, kv: _mean([s for s in steps if s[2]], kv),
     "idle ones included": lambda steps, kv: _mean([s for s in steps if s[1]] or steps, kv),
     "no waiting step to average": lambda steps, kv: _mean([s for s in steps if s[1]], kv),
-    "not slot counts": lambda steps, kv: [kv * x for x in breakdown(steps, kv).values()],
-    "divide by the number of steps you averaged": lambda steps, kv: _mean(
+    "kv_slots times too large": lambda steps, kv: [kv * x for x in breakdown(steps, kv).values()],
+    "are not the same ones": lambda steps, kv: _mean(
         [s for s in steps if s[1]] or [s for s in steps if s[2]], kv, divide=len(steps)
     ),
 }
@@ -196,13 +196,13 @@ def _cow(
 
 WRITE_WRONG = {
     "no copy is needed": lambda *a: _cow(*a, copy_full=True),
-    "lower its reference count": lambda *a: _cow(*a, drop_old=0),
+    "reference count is unchanged": lambda *a: _cow(*a, drop_old=0),
     "starts at 1, not 2": lambda *a: _cow(*a, new_count=2),
-    "give it reference count 1": lambda *a: _cow(*a, new_count=0),
-    "copy only when another sequence": lambda *a: _cow(*a, copy_private=True),
-    "as (old, new)": lambda *a: _cow(*a, swap=True),
-    "taken because the last one is full": lambda *a: _cow(*a, full_count=0),
-    "return a pair": lambda *a: _cow(*a, pair=False),
+    "the copy is missing from refs": lambda *a: _cow(*a, new_count=0),
+    "you copied a block that only this sequence holds": lambda *a: _cow(*a, copy_private=True),
+    "the wrong way round": lambda *a: _cow(*a, swap=True),
+    "taken for a full last block": lambda *a: _cow(*a, full_count=0),
+    "returned a bare slot": lambda *a: _cow(*a, pair=False),
 }
 
 
@@ -275,10 +275,10 @@ SWAP_WRONG = {
     "2 x num_layers transfers": lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw,
     "fixed latency that every": lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw,
     "cross PCIe": lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat,
-    "K and V are separate": lambda nb, bs, bpt, layers, bw, lat: (
+    "half the latencies": lambda nb, bs, bpt, layers, bw, lat: (
         nb * layers * lat + nb * bs * bpt / bw
     ),
-    "bytes cross PCIe once": lambda nb, bs, bpt, layers, bw, lat: (
+    "2 x num_layers times": lambda nb, bs, bpt, layers, bw, lat: (
         2 * nb * layers * (lat + bs * bpt / bw)
     ),
 }
@@ -371,8 +371,8 @@ CHECKERS = {
         slot,
         {
             "logical position": lambda t, bs, p: p,
-            "added the offset to the block id": lambda t, bs, p: t[p // bs] + p % bs,
-            "runs past the end of the block": lambda t, bs, p: t[p // bs] * bs + p,
+            "slots of neighbouring blocks overlap": lambda t, bs, p: t[p // bs] + p % bs,
+            "lies past the end of its block": lambda t, bs, p: t[p // bs] * bs + p,
             "one entry per logical block": lambda t, bs, p: t[p] * bs + p % bs,
         },
     ),

@@ -77,8 +77,8 @@ def prompt_blocks(p, n, bs):
 WRONG = {
     "as contiguous 'max' reservation does": _walk(lambda p, n, bs: math.ceil((p + n) / bs)),
     "first come, first served": _walk(prompt_blocks, skip=True),
-    "keep watermark_blocks free": _walk(prompt_blocks, watermark=False),
-    "round the number of blocks up": _walk(lambda p, n, bs: p // bs),
+    "fewer than watermark_blocks free": _walk(prompt_blocks, watermark=False),
+    "one block too few": _walk(lambda p, n, bs: p // bs),
     "find fewer free blocks": _walk(prompt_blocks, take=False),
     "equal the free blocks exactly": _walk(prompt_blocks, strict=True),
     "once for the whole pool": _walk(prompt_blocks, per_request=True),

@@ -104,28 +104,23 @@ def check_slot(fn, seed: int | None = None) -> bool:
         (
             lambda t, bs, p: t[p // bs] + p % bs,
             msg(
-                "you added the offset to the block id itself; physical block b starts at slot "
-                "b * block_size.",
-                "오프셋을 블록 id에 바로 더했습니다. 물리 블록 b는 슬롯 b * block_size에서 "
-                "시작합니다.",
+                "your slots of neighbouring blocks overlap: a block id counts blocks, not slots.",
+                "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
             ),
         ),
         (
             lambda t, bs, p: t[p // bs] * bs + p,
             msg(
-                "the offset inside the block is position % block_size; yours runs past the end of "
-                "the block.",
-                "블록 안의 오프셋은 position % block_size입니다. 여러분의 오프셋은 블록 끝을 "
-                "넘어갑니다.",
+                "your slot lies past the end of its block: the offset is larger than a block holds.",
+                "슬롯이 블록 끝을 넘어갔습니다. 오프셋이 블록 하나에 들어가는 크기보다 큽니다.",
             ),
         ),
         (
             lambda t, bs, p: t[p] * bs + p % bs,
             msg(
-                "the block table has one entry per logical block, not per token: index it with the "
-                "token's logical block number.",
-                "블록 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다. 토큰의 논리 "
-                "블록 번호로 찾으세요.",
+                "you looked the block table up by the token's position; it has one entry per logical "
+                "block, not per token.",
+                "블록 테이블을 토큰의 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
             ),
         ),
     )
@@ -290,17 +285,17 @@ _APPEND_MISTAKES = (
     (
         _not_empty,
         msg(
-            "an empty table has no last block: a sequence with 0 tokens needs a block too.",
-            "빈 테이블에는 마지막 블록이 없습니다. 토큰이 0개인 시퀀스도 블록이 필요합니다.",
+            "for a sequence with no block yet (0 tokens, an empty table) your function found no "
+            "last block.",
+            "아직 블록이 없는 시퀀스(토큰 0개, 빈 테이블)에서 함수가 마지막 블록을 찾지 못했습니다.",
         ),
     ),
     (
         _late,
         msg(
-            "when num_tokens is a multiple of block_size the last block is full: the new token "
-            "needs a new block, and you wrote it into the full one.",
-            "num_tokens가 block_size의 배수이면 마지막 블록은 꽉 차 있습니다. 새 토큰에는 새 블록이 "
-            "필요한데, 꽉 찬 블록에 썼습니다.",
+            "when num_tokens is a multiple of block_size your token went into the last block, "
+            "which is already full.",
+            "num_tokens가 block_size의 배수일 때 토큰이 이미 꽉 찬 마지막 블록에 들어갔습니다.",
         ),
     ),
     (_early, _EARLY),
@@ -308,25 +303,22 @@ _APPEND_MISTAKES = (
     (
         _append_with(offset="n"),
         msg(
-            "the offset inside the block is num_tokens % block_size; yours runs past the end of the "
-            "block.",
-            "블록 안의 오프셋은 num_tokens % block_size입니다. 여러분의 오프셋은 블록 끝을 "
-            "넘어갑니다.",
+            "your slot lies past the end of its block: the offset is larger than a block holds.",
+            "슬롯이 블록 끝을 넘어갔습니다. 오프셋이 블록 하나에 들어가는 크기보다 큽니다.",
         ),
     ),
     (
         _append_with(take_front=True),
         msg(
-            "take the block with free.pop(), from the end of the list; free.pop(0) takes another "
-            "one.",
-            "블록은 free.pop()으로 리스트 끝에서 가져오세요. free.pop(0)은 다른 블록을 가져옵니다.",
+            "the block you took is not the one free.pop() gives (the list's last).",
+            "가져온 블록이 free.pop()이 주는 블록(리스트의 마지막)이 아닙니다.",
         ),
     ),
     (
         _append_with(keep=False),
         msg(
-            "the new block belongs to the sequence now: append it to table.",
-            "새 블록은 이제 이 시퀀스의 것입니다. table에 추가하세요.",
+            "a block is gone from free, but table came back without it.",
+            "free에서 블록 하나가 빠졌는데 table에는 그 블록이 없습니다.",
         ),
     ),
     (

@@ -254,17 +254,16 @@ def check_swap_time(fn, seed: int | None = None) -> bool:
         (
             lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat + nb * bs * bpt / bw,
             msg(
-                "K and V are separate transfers: 2 per block and layer.",
-                "K와 V는 따로 전송됩니다. 블록과 레이어마다 2번입니다.",
+                "your time pays half the latencies: a layer's K and V do not move in one transfer.",
+                "지연 시간을 절반만 치렀습니다. 한 레이어의 K와 V는 한 번의 전송으로 옮겨지지 않습니다.",
             ),
         ),
         (
             lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * (lat + bs * bpt / bw),
             msg(
-                "bytes_per_token already counts K and V of every layer: the bytes cross PCIe once, "
-                "only the latency is paid per transfer.",
-                "bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다. 바이트는 한 번만 "
-                "건너고, 전송마다 치르는 것은 지연 시간뿐입니다.",
+                "your time moves every block's bytes 2 x num_layers times; bytes_per_token already "
+                "covers K and V of every layer.",
+                "블록의 바이트를 2 × num_layers번 옮겼습니다. bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다.",
             ),
         ),
     ]

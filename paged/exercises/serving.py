@@ -98,18 +98,15 @@ _ADMIT_MISTAKES = (
     (
         _rule(watermark=False),
         msg(
-            "keep watermark_blocks free: a request is admitted only when its blocks plus the "
-            "watermark are free.",
-            "watermark_blocks만큼은 비워 두어야 합니다. 요청의 블록에 워터마크를 더한 만큼이 비어 "
-            "있을 때만 수락합니다.",
+            "you admitted a request that leaves fewer than watermark_blocks free.",
+            "요청을 수락한 뒤 빈 블록이 watermark_blocks보다 적게 남았습니다.",
         ),
     ),
     (
         _rule(blocks=lambda p, n, bs: p // bs),
         msg(
-            "a prompt that ends partway into a block still needs that block: round the number of "
-            "blocks up.",
-            "블록 중간에서 끝나는 프롬프트도 그 블록이 필요합니다. 블록 수는 올림으로 세세요.",
+            "a prompt that ends partway into a block got one block too few.",
+            "블록 중간에서 끝나는 프롬프트가 블록을 하나 덜 받았습니다.",
         ),
     ),
     (

@@ -206,10 +206,9 @@ _WRITE_MISTAKES = (
     (
         _write_with(decrement=False),
         msg(
-            "after the copy this sequence no longer holds the old block: lower its reference count "
-            "by one.",
-            "복사한 뒤에는 이 시퀀스가 옛 블록을 더 이상 갖고 있지 않습니다. 그 블록의 참조 카운트를 "
-            "하나 줄이세요.",
+            "after the copy the old block's reference count is unchanged, although this sequence "
+            "no longer holds it.",
+            "복사한 뒤에도 옛 블록의 참조 카운트가 그대로입니다. 이 시퀀스는 이제 그 블록을 갖고 있지 않은데도요.",
         ),
     ),
     (
@@ -222,41 +221,37 @@ _WRITE_MISTAKES = (
     (
         _write_with(new_count=0),
         msg(
-            "the copy is held by this sequence: give it reference count 1 in refs.",
-            "복사본은 이 시퀀스가 갖고 있습니다. refs에서 참조 카운트를 1로 정하세요.",
+            "the copy is missing from refs (or counts 0), although this sequence holds it.",
+            "이 시퀀스가 복사본을 갖고 있는데 refs에 없거나 카운트가 0입니다.",
         ),
     ),
     (
         _write_with(copy_private=True),
         msg(
-            "a block that only this sequence holds (count 1) is written in place: copy only when "
-            "another sequence holds it too.",
-            "이 시퀀스만 가진 블록(카운트 1)에는 그대로 씁니다. 다른 시퀀스도 그 블록을 가질 때만 "
-            "복사하세요.",
+            "you copied a block that only this sequence holds (count 1).",
+            "이 시퀀스만 가진 블록(카운트 1)을 복사했습니다.",
         ),
     ),
     (
         _write_with(swap_pair=True),
         msg(
-            "return the copy as (old, new): the block copied from first, then the block copied to.",
-            "복사는 (old, new) 순서로 반환하세요. 복사해 온 블록이 먼저, 복사해 간 블록이 "
-            "다음입니다.",
+            "your copy pair is the wrong way round: its first block is the one you copied into.",
+            "복사 쌍의 순서가 거꾸로입니다. 쌍의 첫 블록이 복사해 넣은 블록입니다.",
         ),
     ),
     (
         _write_with(full_count=0),
         msg(
-            "a block taken because the last one is full is held by this sequence too: give it "
-            "count 1 in refs.",
-            "마지막 블록이 꽉 차서 가져온 블록도 이 시퀀스가 갖습니다. refs에서 카운트를 1로 "
-            "정하세요.",
+            "the block taken for a full last block is missing from refs (or counts 0), although "
+            "this sequence holds it.",
+            "마지막 블록이 꽉 차서 가져온 블록이 refs에 없거나 카운트가 0입니다. 이 시퀀스가 갖고 있는데도요.",
         ),
     ),
     (
         lambda *args: _write_with()(*args)[0],
         msg(
-            "return a pair: (slot, None), or (slot, (old, new)) after a copy.",
-            "쌍을 반환하세요: (slot, None), 또는 복사했다면 (slot, (old, new)).",
+            "you returned a bare slot; the spec asks for a pair.",
+            "슬롯 하나만 반환했습니다. 명세는 쌍을 요구합니다.",
         ),
     ),
 )

@@ -298,25 +298,24 @@ _BREAKDOWN_MISTAKES = (
     (
         lambda steps, kv: _average([s for s in steps if s[1]], kv),
         msg(
-            "in a run where nobody ever waits there is no waiting step to average over: fall back "
-            "to the busy steps.",
-            "아무도 기다리지 않는 실행에는 평균할 대기 단계가 없습니다. 요청이 실행 중인 단계로 "
-            "대신 평균하세요.",
+            "in a run where nobody ever waits your shares came out empty or NaN: there is no "
+            "waiting step to average over.",
+            "아무도 기다리지 않는 실행에서 비율이 비었거나 NaN입니다. 평균할 대기 단계가 없기 때문입니다.",
         ),
     ),
     (
         lambda steps, kv: [kv * f for f in _average(_loaded(steps), kv)],
         msg(
-            "return fractions of kv_slots, not slot counts.",
-            "슬롯 수가 아니라 kv_slots에 대한 비율을 반환하세요.",
+            "your shares are slot counts, kv_slots times too large.",
+            "비율이 아니라 슬롯 수가 나왔습니다. kv_slots배만큼 큽니다.",
         ),
     ),
     (
         lambda steps, kv: _average(_loaded(steps), kv, divide_by=len(steps)),
         msg(
-            "you summed the chosen steps but divided by the number of all steps: divide by the "
-            "number of steps you averaged over.",
-            "고른 단계만 더하고 전체 단계 수로 나눴습니다. 평균한 단계의 수로 나누세요.",
+            "your shares are too small: the steps you summed and the steps you counted are not "
+            "the same ones.",
+            "비율이 너무 작습니다. 더한 단계와 개수를 센 단계가 서로 다릅니다.",
         ),
     ),
 )
