@@ -46,7 +46,8 @@ FIG2_SYSTEM_NAMES = {
 BATCH_RATIO_VS_ORACLE = 2.2
 BATCH_RATIO_VS_MAX = 4.3
 
-# Fig. 13a (OPT-13B, ShareGPT): average number of batched requests.
+# Fig. 13a: average number of batched requests, OPT-13B on ShareGPT at 2 reqs/s (the rate its
+# caption names).
 FIG13A_MEAN_BATCH = {"max": 7.00, "pow2": 9.81, "oracle": 13.62, "paged": 30.42}
 # Fig. 15b (OPT-13B, Alpaca, beam search): memory saved by sharing (%), by beam width.
 FIG15B_BEAM_SAVING = {2: 37.56, 4: 53.13, 6: 55.16}
@@ -55,7 +56,7 @@ FIG15B_BEAM_SAVING = {2: 37.56, 4: 53.13, 6: 55.16}
 SHAREGPT_MEANS = (161.31, 337.99)
 ALPACA_MEANS = (19.31, 58.45)
 
-# Table 1: OPT-13B on one A100-40GB: 12 GB for KV cache, "about 15.7K" slots.
+# Table 1: OPT-13B on one A100-40GB: "12 GB" for KV cache, "15.7K" KV slots (as printed).
 A100_40GB_KV_SLOTS_APPROX = 15_700
 
 # §7.1 / Fig. 18a: PagedAttention kernel latency overhead vs FasterTransformer's kernel.

@@ -12,8 +12,12 @@ running request ("the latest requests are preempted first") loses all of its GPU
   prefilled again (prompt + tokens generated so far) when it is re-admitted;
 - "swap": its blocks are copied to a bounded CPU pool (the paper's CPU block allocator, by
   default as large as the GPU pool, `cpu_blocks`) and copied back, first come first served,
-  when enough GPU blocks are free. While any request is swapped out, no new request is admitted
-  (§4.5, and vLLM's V0 scheduler). A victim that does not fit the CPU pool is recomputed.
+  when enough GPU blocks are free. While any request is swapped out, no new request is admitted:
+  vLLM V0's rule (DOCS: `vllm/core/scheduler.py`, `_schedule_default`, commit 0054e1fa), which
+  admits again once the swapped requests are back on the GPU. The paper's rule is stricter (§4.5:
+  vLLM "stops accepting new requests until all preempted sequences are completed"); it is the
+  "hold" admission below, and `preemption="swap", admission="hold"` runs swapping as §4.5 states
+  it. A victim that does not fit the CPU pool is recomputed.
 
 Admission after a preemption follows one of two rules (`ADMISSION_RULES`):
 - "greedy" (default): admit the queue's head whenever its blocks (plus the watermark) are free.
@@ -21,9 +25,11 @@ Admission after a preemption follows one of two rules (`ADMISSION_RULES`):
   does for recomputation (DOCS: `vllm/core/scheduler.py`, `_schedule_default`, commit 0054e1fa:
   preempted groups go to the front of `waiting`; new prefills pause only while requests are
   *swapped*).
-- "hold": §4.5's rule, stated for swapping: "once it preempts a sequence and evicts its blocks,
-  vLLM stops accepting new requests until all preempted sequences are completed". Preempted
-  requests are re-admitted; requests that never ran wait until those have finished.
+- "hold": §4.5's rule, stated there for swapping: "Once it preempts a sequence and evicts its
+  blocks, vLLM stops accepting new requests until all preempted sequences are completed".
+  Preempted requests are re-admitted; requests that never ran wait until those have finished.
+  It applies under either preemption mode (the paper states no admission rule for
+  recomputation).
 
 When a running request cannot grow, the latest-arrived running request is preempted (only
 paging ever runs out this way). In a step that preempted, nothing is admitted or swapped back
