@@ -13,10 +13,11 @@ kernel's Triton puzzles), `serving` (the real model's chapter), `prefix` (chapte
 hashes). Every checker is listed in its module's `__all__`.
 """
 
-from . import attention, basics, kernels, memory, prefix, serving
+from . import attention, basics, decode, kernels, memory, prefix, serving
 from .answers import solution
 from .attention import *  # noqa: F403
 from .basics import *  # noqa: F403
+from .decode import *  # noqa: F403
 from .kernels import *  # noqa: F403
 from .memory import *  # noqa: F403
 from .prefix import *  # noqa: F403
@@ -26,6 +27,7 @@ __all__ = [
     "solution",
     *attention.__all__,
     *basics.__all__,
+    *decode.__all__,
     *kernels.__all__,
     *memory.__all__,
     *prefix.__all__,

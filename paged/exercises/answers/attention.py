@@ -6,6 +6,7 @@ Each uses only tensor methods of its arguments, so its source runs as typed into
 from __future__ import annotations
 
 __all__ = [
+    "decode_one_head",
     "gather",
     "merge_partitions",
 ]
@@ -25,3 +26,14 @@ def merge_partitions(parts):
     weights = [(lse - top).exp() for _, lse in parts]
     merged = sum(w * out for w, (out, _) in zip(weights, parts, strict=True))
     return merged / sum(weights)
+
+
+def decode_one_head(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    """Gather the sequence's K and V of KV head kv_head, then softmax(scale * K q) weights V."""
+    block_size = k_cache.shape[1]
+    blocks = block_table_row[: (seq_len + block_size - 1) // block_size].long()
+    k = k_cache[blocks].flatten(0, 1)[:seq_len, kv_head].float()  # (seq_len, head_dim)
+    v = v_cache[blocks].flatten(0, 1)[:seq_len, kv_head].float()
+    scores = (k @ q.float()) * scale  # (seq_len,)
+    weights = (scores - scores.max()).exp()  # minus the max: exp() of a big score overflows
+    return (weights / weights.sum() @ v).to(k_cache.dtype)  # (head_dim,)

@@ -1,0 +1,309 @@
+"""Chapter 5's `decode_one_head` exercise: its checker, model answer and typical mistakes.
+
+The model answer and answers written here in other valid styles are accepted on many seeds; each
+typical mistake, written here as a learner would, is rejected with the hint that names it; the
+contract (inputs untouched, no library shortcut, the cache's dtype) is enforced; the fixed cases
+reach the edges the exercise is about; the texts speak Korean in the Korean edition.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from paged.attention import reference
+from paged.exercises import answers, check_decode_one_head, solution
+from paged.exercises import decode as checker
+from paged.exercises.answers import attention as attention_answers
+
+NAME = "decode_one_head"
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    monkeypatch.delenv("PAGED_LANG", raising=False)
+
+
+def verdict(capsys, fn, seed=7):
+    ok = check_decode_one_head(fn, seed=seed)
+    return ok, capsys.readouterr().out
+
+
+def token_loop(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    """Another valid style: token by token through the table, an explicit max, a Python sum."""
+    bs = k_cache.shape[1]
+    ks, vs = [], []
+    for t in range(seq_len):
+        block = int(block_table_row[t // bs])
+        ks.append(k_cache[block, t % bs, kv_head].double())
+        vs.append(v_cache[block, t % bs, kv_head].double())
+    scores = [float(k @ q.double()) * scale for k in ks]
+    top = max(scores)
+    weights = [math.exp(s - top) for s in scores]
+    out = sum(w * v for w, v in zip(weights, vs, strict=True)) / sum(weights)
+    return out.to(k_cache.dtype)
+
+
+def slot_softmax(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    """Another valid style: slot numbers, torch.softmax, computed in the cache's own dtype."""
+    bs = k_cache.shape[1]
+    pos = torch.arange(seq_len)
+    slots = block_table_row.long()[pos // bs] * bs + pos % bs
+    k = k_cache.flatten(0, 1)[slots, kv_head]  # (seq_len, head_dim)
+    v = v_cache.flatten(0, 1)[slots, kv_head]
+    return torch.softmax((k.float() @ q.float()) * scale, dim=0).to(v.dtype) @ v
+
+
+def logsumexp_style(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    """Another valid style: weights as exp(score - logsumexp), the table's blocks one at a time."""
+    bs = k_cache.shape[1]
+    ks, vs = [], []
+    for i in range(-(-seq_len // bs)):
+        take = min(bs, seq_len - i * bs)
+        ks.append(k_cache[int(block_table_row[i]), :take, kv_head])
+        vs.append(v_cache[int(block_table_row[i]), :take, kv_head])
+    scores = torch.cat(ks).float() @ q.float() * scale
+    return ((scores - scores.logsumexp(0)).exp() @ torch.cat(vs).float()).to(q.dtype)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [attention_answers.decode_one_head, token_loop, slot_softmax, logsumexp_style],
+    ids=["model", "token-loop", "slot-softmax", "logsumexp"],
+)
+def test_right_answers_are_accepted_on_every_seed(capsys, fn):
+    for seed in range(1, 9):
+        ok, out = verdict(capsys, fn, seed=seed)
+        assert ok is True, out
+        assert out.startswith(f"{NAME}: correct (")
+
+
+def test_the_model_answer_is_what_solution_prints_and_runs_as_typed(capsys):
+    assert answers.find(NAME) is attention_answers.decode_one_head
+    solution(NAME)
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"def {NAME}(q, k_cache, v_cache, block_table_row, seq_len,")
+    namespace = {}  # the solvability test puts this source in place of the chapter's stub
+    exec(answers.source(NAME), namespace)
+    assert check_decode_one_head(namespace[NAME]) is True
+
+
+# ---- typical mistakes, as a learner would write them -------------------------------------------
+def _kv(k_cache, v_cache, row, n, h):
+    bs = k_cache.shape[1]
+    blocks = row[: -(-n // bs)].long()
+    return (c[blocks].flatten(0, 1)[:n, h] for c in (k_cache, v_cache))
+
+
+def no_max_float64(q, k_cache, v_cache, row, n, h, scale):
+    k, v = _kv(k_cache, v_cache, row, n, h)
+    e = ((k.double() @ q.double()) * scale).exp()  # float64 "is big enough"
+    return ((e / e.sum()) @ v.double()).to(k_cache.dtype)
+
+
+def no_max_float32(q, k_cache, v_cache, row, n, h, scale):
+    k, v = _kv(k_cache, v_cache, row, n, h)
+    e = ((k.float() @ q.float()) * scale).exp()
+    return (e @ v.float() / e.sum()).to(k_cache.dtype)
+
+
+def wrong_kv_head(q, k_cache, v_cache, row, n, h, scale):
+    k, v = _kv(k_cache, v_cache, row, n, 0)  # the first KV head, whatever h says
+    return torch.softmax(k.float() @ q.float() * scale, 0).to(v.dtype) @ v
+
+
+def head_as_token(q, k_cache, v_cache, row, n, h, scale):
+    bs = k_cache.shape[1]
+    blocks = row[: -(-n // bs)].long()
+    k = k_cache[blocks].flatten(0, 1)[:n][h]  # (num_kv_heads, head_dim): token h, not head h
+    v = v_cache[blocks].flatten(0, 1)[:n][h]
+    return torch.softmax(k.float() @ q.float() * scale, 0).to(v.dtype) @ v
+
+
+def ignores_seq_len(q, k_cache, v_cache, row, n, h, scale):
+    bs = k_cache.shape[1]
+    blocks = row[: -(-n // bs)].long()
+    k = k_cache[blocks].flatten(0, 1)[:, h]  # every slot of the used blocks
+    v = v_cache[blocks].flatten(0, 1)[:, h]
+    return torch.softmax(k.float() @ q.float() * scale, 0).to(v.dtype) @ v
+
+
+def physical_order(q, k_cache, v_cache, row, n, h, scale):
+    blocks = row[row >= 0].long().sort().values  # the blocks it holds, by id
+    k = k_cache[blocks].flatten(0, 1)[:n, h]
+    v = v_cache[blocks].flatten(0, 1)[:n, h]
+    return torch.softmax(k.float() @ q.float() * scale, 0).to(v.dtype) @ v
+
+
+def unnormalised(q, k_cache, v_cache, row, n, h, scale):
+    k, v = _kv(k_cache, v_cache, row, n, h)
+    s = k.float() @ q.float() * scale
+    return ((s - s.max()).exp() @ v.float()).to(v.dtype)
+
+
+def default_scale(q, k_cache, v_cache, row, n, h, scale):
+    k, v = _kv(k_cache, v_cache, row, n, h)
+    return torch.softmax(k.float() @ q.float() / q.shape[0] ** 0.5, 0).to(v.dtype) @ v
+
+
+MISTAKES = {
+    "no max, float64": (no_max_float64, "exp() of a score passes what a float holds"),
+    "no max, float32": (no_max_float32, "near 88 in float32"),
+    "wrong KV head": (wrong_kv_head, "KV head 0 is read whatever kv_head says"),
+    "kv_head on the token axis": (head_as_token, "kv_head picked a token, not a head"),
+    "ignores seq_len": (ignores_seq_len, "reads past seq_len"),
+    "physical order": (physical_order, "physical order instead of logical"),
+    "weights not normalised": (unnormalised, "off by a constant factor"),
+    "ignores scale": (default_scale, "the `scale` argument never reaches your scores"),
+}
+
+
+@pytest.mark.parametrize("name", MISTAKES)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_each_typical_mistake_is_rejected_with_its_hint(capsys, name):
+    fn, hint = MISTAKES[name]
+    ok, out = verdict(capsys, fn)
+    assert ok is False
+    assert out.startswith(f"{NAME}: not quite") and "  hint: " in out and hint in out, out
+    assert "Traceback" not in out
+
+
+def test_the_hints_name_the_symptom_not_the_recipe():
+    texts = [str(h) for _, h in checker._MISTAKES] + [str(h) for _, h in checker._SYMPTOMS]
+    for text in texts:
+        for recipe in ("max()", "subtract", ".sort", "[:seq_len]", "torch.softmax", "h // group"):
+            assert recipe not in text, (recipe, text)
+
+
+def mutates_the_cache(q, k_cache, v_cache, row, n, h, scale):
+    bs = k_cache.shape[1]
+    blocks = row[: -(-n // bs)].long()
+    k = k_cache[int(row[0])].flatten(0, 1)  # a view into the cache, not a copy
+    k.mul_(scale)  # scale the keys "in place", once: the caller's cache changes
+    k = k_cache[blocks].flatten(0, 1)[:n, h]
+    v = v_cache[blocks].flatten(0, 1)[:n, h]
+    return torch.softmax(k.float() @ q.float(), 0).to(v.dtype) @ v
+
+
+def clamps_the_table(q, k_cache, v_cache, row, n, h, scale):
+    row.clamp_(min=0)  # "-1 is not a block"
+    return slot_softmax(q, k_cache, v_cache, row, n, h, scale)
+
+
+def calls_gather_kv(q, k_cache, v_cache, row, n, h, scale):
+    k = reference.gather_kv(k_cache, row, n)[:, h]
+    v = reference.gather_kv(v_cache, row, n)[:, h]
+    return torch.softmax(k.float() @ q.float() * scale, 0).to(v.dtype) @ v
+
+
+def calls_the_reference(q, k_cache, v_cache, row, n, h, scale):
+    queries = torch.zeros(1, k_cache.shape[2], q.shape[0], dtype=q.dtype)
+    queries[0, h] = q
+    lens = torch.tensor([n], dtype=torch.int32)
+    table = row.to(torch.int32)[None]
+    return reference.paged_attention_ref(queries, k_cache, v_cache, table, lens, scale)[0, h]
+
+
+def calls_sdpa(q, k_cache, v_cache, row, n, h, scale):
+    k, v = _kv(k_cache, v_cache, row, n, h)
+    return F.scaled_dot_product_attention(q[None, None], k[None], v[None], scale=scale)[0, 0]
+
+
+CONTRACT = {
+    "mutates the cache": (mutates_the_cache, "changed its argument `k_cache`"),
+    "clamps the table": (clamps_the_table, "changed its argument `block_table_row`"),
+    "calls gather_kv": (calls_gather_kv, "calls paged.gather_kv, the library's own answer"),
+    "calls the reference": (calls_the_reference, "calls paged.paged_attention_ref"),
+    "calls SDPA": (calls_sdpa, "calls torch.nn.functional.scaled_dot_product_attention"),
+    "float64 from float32": (
+        lambda *a: slot_softmax(*a).double(),
+        "the values are right, but the answer is a tensor of dtype torch.float64",
+    ),
+    "float32 from bfloat16": (
+        lambda *a: slot_softmax(*a).float(),
+        "dtype torch.float32; its input is torch.bfloat16",
+    ),
+    "one row too many": (lambda *a: slot_softmax(*a)[None], "another shape than (head_dim,)"),
+}
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_the_contract_is_enforced(capsys, name):
+    fn, phrase = CONTRACT[name]
+    ok, out = verdict(capsys, fn, seed=1)  # seed 1 draws a bfloat16 case
+    assert ok is False
+    assert out.startswith(f"{NAME}: not quite") and phrase in out, out
+
+
+def test_the_library_comes_back_after_a_blocked_call(capsys):
+    code = (reference.gather_kv.__code__, reference.paged_attention_ref.__code__)
+    sdpa = F.scaled_dot_product_attention
+    for fn in (calls_gather_kv, calls_the_reference, calls_sdpa):
+        assert check_decode_one_head(fn, seed=1) is False
+    assert (reference.gather_kv.__code__, reference.paged_attention_ref.__code__) == code
+    assert F.scaled_dot_product_attention is sdpa
+    assert check_decode_one_head(slot_softmax, seed=1) is True
+
+
+def test_the_stub_nothing_and_exceptions(capsys):
+    def stub(*args):
+        raise NotImplementedError  # your code here
+
+    def nothing(*args):
+        pass
+
+    def broken(*args):
+        return 1 / 0
+
+    assert verdict(capsys, stub)[1].startswith(f"{NAME}: not yet")
+    assert "you returned nothing" in verdict(capsys, nothing)[1]
+    ok, out = verdict(capsys, broken)
+    assert ok is False and "ZeroDivisionError" in out and "Traceback" not in out
+
+
+def test_the_fixed_cases_reach_the_edges():
+    cases = checker._fixed_cases()
+    bs = [c[1].shape[1] for c in cases]
+    lens = [c[4] for c in cases]
+    assert 1 in lens and 1 in bs and max(bs) >= 16
+    assert any(n % b == 0 for n, b in zip(lens, bs, strict=True))  # an exact block boundary
+    assert any(n % b for n, b in zip(lens, bs, strict=True))  # a partly filled last block
+    rows = [c[3][: -(-n // b)].tolist() for c, n, b in zip(cases, lens, bs, strict=True)]
+    assert any(r == sorted(r, reverse=True) and len(r) > 2 for r in rows)  # decreasing
+    assert any(r != sorted(r) and r != sorted(r, reverse=True) for r in rows)  # scattered
+    assert any(c[5] > 0 for c in cases) and any(c[5] == 0 for c in cases)
+    scores = [checker._keys(c[1], c[3], c[4], c[5]).double() @ c[0].double() * c[6] for c in cases]
+    assert any(bool((s >= 1000).all()) for s in scores)  # exp() overflows even float64
+    assert any(bool((s <= -1000).all()) for s in scores)  # all negative: exp() underflows to 0
+    assert any(math.isclose(c[6], 1.0) for c in cases) and any(c[6] != 1.0 for c in cases)
+
+
+def test_the_random_cases_draw_the_extremes():
+    import random
+
+    pairs = checker._random_cases(random.Random(3)) + checker._random_cases(random.Random(4))
+    dtypes = {str(args[1].dtype) for args, _ in pairs}
+    assert {"torch.float32", "torch.float16", "torch.bfloat16"} <= dtypes
+    assert any(args[4] == 1 for args, _ in pairs)
+    scores = [
+        checker._keys(a[1], a[3], a[4], a[5]).double() @ a[0].double() * a[6] for a, _ in pairs
+    ]
+    assert any(bool((s.abs() >= 1000).all()) for s in scores)
+    assert any(bool((s < 0).all()) for s in scores)
+    tables = [a[3][: -(-a[4] // a[1].shape[1])].tolist() for a, _ in pairs]
+    assert any(len(t) > 2 and t == sorted(t, reverse=True) for t in tables)
+
+
+def test_a_seed_draws_the_same_cases_again(capsys):
+    check_decode_one_head(physical_order, seed=1234)
+    first = capsys.readouterr().out
+    check_decode_one_head(physical_order, seed=1234)
+    assert capsys.readouterr().out == first
+
+
+def test_verdicts_and_hints_speak_korean_in_the_korean_edition(monkeypatch, capsys):
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    ok, out = verdict(capsys, ignores_seq_len)
+    assert ok is False and "아직 아닙니다" in out and "seq_len 너머까지 읽습니다" in out, out
+    assert verdict(capsys, attention_answers.decode_one_head)[1].startswith(f"{NAME}: 정답입니다")
