@@ -412,7 +412,8 @@ def test_every_checker_and_answer_of_these_topics_is_tested():
 
     checkers = {n.removeprefix("check_") for n in [*memory_checkers.__all__, *ex.attention.__all__]}
     assert checkers == set(CHECKERS)
-    assert set(memory_answers.__all__) | set(attention_answers.__all__) == set(CHECKERS)
+    decode = {n.removeprefix("check_") for n in ex.decode.__all__}  # test_exercises_decode.py
+    assert set(memory_answers.__all__) | set(attention_answers.__all__) == set(CHECKERS) | decode
     assert all(len(wrong) >= 3 for _, _, wrong in CHECKERS.values())
 
 
