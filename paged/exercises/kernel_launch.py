@@ -3,7 +3,8 @@
 `launch(name, watch, run, ...)` runs a kernel under a `triton_checks.Watch`; an error is printed
 in one line (its type and the first 300 characters) with the hint of the first known phrase it
 contains (`ERROR_HINTS`: a tile size that is not a power of two or not a constexpr, shapes that
-do not broadcast, tl.dot's minimum sizes, an undefined name), or the advice to run it by hand.
+do not broadcast, tl.dot's minimum sizes, a call of the library's own answer, an undefined name),
+or the advice to run it by hand.
 """
 
 from __future__ import annotations
@@ -54,6 +55,15 @@ ERROR_HINTS = (
             "the tiles to 16 and mask the padding (other=0.0).",
             "tl.dot이 모양을 거부했습니다. GPU에서는 안쪽 차원 K가 16 이상이어야 합니다. 타일을 "
             "16으로 채우고 채운 부분은 마스크하세요(other=0.0).",
+        ),
+    ),
+    (
+        "the exercise is to write it",
+        msg(
+            "the puzzle is to write this step yourself: while the checker runs your kernel, the "
+            "library's own attention (its kernel, launcher and reference) is switched off.",
+            "이 퍼즐은 이 단계를 직접 작성하는 것입니다. 채점기가 여러분의 커널을 실행하는 "
+            "동안에는 라이브러리의 어텐션(커널, 런처, 참조 구현)이 꺼져 있습니다.",
         ),
     ),
     (

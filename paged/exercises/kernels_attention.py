@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .kernel_cases import HINTS, extreme_scores, output, paged_watch
+from .guard import forbidden
+from .kernel_cases import HINTS, PAST, extreme_scores, output, paged_watch
 from .kernel_runner import Case, KernelSpec, check_kernel
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
 from .triton_checks import UNMASKED_LOAD, device, same, whole
@@ -100,14 +101,19 @@ def _softmax_case(params, seed, known_max=False):
     watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out + {i}")
     negative = (offsets < 0)[..., None].expand(out.shape)
     data = {"args": args, "tile": tile, "big": q_scale > 10 or extreme, "negative": negative}
-    run = lambda k: launch_attention(k, *args, tile=tile, out=out)  # noqa: E731
+    launch = (launch_attention, {"tile": tile, "out": out})
     if known_max:  # each head's largest score, in float32, followed by NaN
         m_flat = torch.full((2 * num_q * len(lens),), float("nan"), device=device())
         m = m_flat[: num_q * len(lens)].view(len(lens), num_q)
         m.copy_(max_scores(*args).float().to(m.device))
         watch.add("m", whole(m), load=np.arange(m_flat.numel()) < m.numel(), where=_m_where(m))
         data["m"] = m.cpu().double()
-        run = lambda k: _launch_known(k, *args, m, out, tile)  # noqa: E731
+        launch = (_launch_known, {"m": m, "out": out, "tile": tile})
+
+    def run(kernel):
+        with forbidden(_library()):  # the library's attention raises while the kernel runs
+            launch[0](kernel, *args, **launch[1])
+
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}"
         + (", scores near ±1000" if extreme else ""),
@@ -122,10 +128,22 @@ def _softmax_case(params, seed, known_max=False):
 
 def _m_where(m):
     num_seqs, num_q = m.shape
-    return lambda i: f"m[{i // num_q}, {i % num_q}]" if i < m.numel() else "m past its end"
+    return lambda i: f"m[{i // num_q}, {i % num_q}]" if i < m.numel() else PAST.format(name="m")
 
 
-def _launch_known(kernel, q, k_cache, v_cache, block_table, seq_lens, m, out, tile):
+def _library():
+    """(label, function) pairs of the library's attention, blocked while a learner's kernel runs:
+    the reference, the launcher and (under the interpreter) the kernel's own tile loop."""
+    from ..attention import paged_attention, paged_attention_ref, tiles
+
+    return (
+        ("paged.paged_attention_ref", paged_attention_ref),
+        ("paged.paged_attention", paged_attention),
+        ("paged.attention.tiles._attend", tiles._attend.fn),
+    )
+
+
+def _launch_known(kernel, q, k_cache, v_cache, block_table, seq_lens, *, m, out, tile):
     """Step 3's launch with `m_ptr` after seq_lens_ptr: one program per (sequence, query head)."""
     num_seqs, num_q_heads, head_dim = q.shape
     _, block_size, num_kv_heads, _ = k_cache.shape
