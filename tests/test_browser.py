@@ -243,13 +243,19 @@ def _open_and_run_all(page, lab: Lab, chapter: str) -> None:
 
 
 def _wait_for_run_all(page, expected_cells: int) -> list[str]:
-    """Poll the input prompts until every code cell shows its number, or an error stops the run."""
+    """Poll the input prompts until every code cell shows its number, or an error stops the run.
+
+    A cell whose source is hidden (a prediction's check) shows a placeholder, whose prompt has no
+    number: those are counted as placeholders, and the kernel must be idle again at the end (the
+    saved notebook's execution counts then say whether they ran)."""
     deadline = time.monotonic() + CHAPTER_S
     prompts: list[str] = []
+    idle = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
     while time.monotonic() < deadline:
         prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
         numbered = [p for p in prompts if re.fullmatch(r"\[\d+\]:", p.strip())]
-        if len(numbered) == expected_cells:
+        hidden = page.locator(".jp-CodeCell .jp-InputPlaceholder").count()
+        if len(numbered) + hidden == expected_cells and (not hidden or idle.count()):
             return prompts
         if page.locator(".jp-OutputArea-output", has_text="Traceback").count():
             return prompts
@@ -487,3 +493,97 @@ def _screenshot_whole_notebook(page, path: Path) -> None:
         page.screenshot(path=path)
     except Exception as err:  # a screenshot must not hide the real failure
         print(f"screenshot {path.name} failed: {err}")
+
+
+# Predictions (see test_notebooks_meta): what a collapsed answer must not show before it is run.
+# JupyterLab's placeholder for a collapsed output shows the output's first non-empty line, so the
+# revealing cells print a neutral line first; these are the answers that line must not give away.
+PREDICTION_CHAPTERS = {
+    "01_kv_cache_grows.ipynb": ["819,200", "800.0 KiB"],
+    "ko/03_paging.ipynb": ["[8]", "[8, 11", "슬롯 17"],
+}
+
+
+def _cells_tagged(notebook: dict, tag: str) -> list[int]:
+    return [i for i, c in enumerate(notebook["cells"]) if tag in c["metadata"].get("tags", [])]
+
+
+@pytest.mark.parametrize("chapter", sorted(PREDICTION_CHAPTERS))
+def test_predictions_open_collapsed_and_show_once_run(chapter, lab, browser):
+    """A chapter opens with each prediction's answer collapsed (JupyterLab's output placeholder,
+    `.jp-OutputPlaceholder`, in place of the output area) and its check cell's source hidden
+    (`.jp-InputPlaceholder`); running the cell shows the answer: JupyterLab's CodeCell.execute
+    sets outputHidden = false, so the learner needs no click."""
+    notebook = json.loads((ROOT / "notebooks" / chapter).read_text())
+    answers = _cells_tagged(notebook, "prediction-answer")
+    checks = _cells_tagged(notebook, "prediction-check")
+    assert answers and checks == [i + 1 for i in answers]
+    code_cells = sum(c["cell_type"] == "code" for c in notebook["cells"])
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(UI_MS)
+    problems = Problems(page, lab)
+    stem = chapter.removesuffix(".ipynb").replace("/", "_")
+    try:
+        page.goto(f"{lab.url}/lab/tree/notebooks/{chapter}?token={lab.token}&reset")
+        status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
+        status.wait_for(timeout=STARTUP_S * 1000)
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        expect(cells).to_have_count(len(notebook["cells"]))  # windowing off: every cell is there
+
+        # 1. As opened: the answers collapsed, saying nothing of the answer; the checks hidden.
+        for i in answers:
+            placeholder = cells.nth(i).locator(".jp-OutputPlaceholder")
+            expect(placeholder).to_have_count(1)
+            expect(cells.nth(i).locator(".jp-OutputArea-output")).to_have_count(0)
+            shown = placeholder.inner_text()
+            said = [a for a in PREDICTION_CHAPTERS[chapter] if a in shown]
+            assert not said, f"cell {i}: the collapsed output shows {said} ({shown!r})"
+        for i in checks:
+            placeholder = cells.nth(i).locator(".jp-InputPlaceholder")
+            expect(placeholder).to_have_count(1)
+            expect(cells.nth(i).locator(".jp-InputArea")).to_have_count(0)
+            shown = placeholder.inner_text().strip()  # the source's first line: a comment
+            assert shown.startswith("#"), f"cell {i}: the hidden source shows {shown!r}"
+        first = cells.nth(answers[0])
+        first.scroll_into_view_if_needed()
+        question = cells.nth(answers[0] - 1).bounding_box()
+        check = cells.nth(answers[0] + 1).bounding_box()
+        page.screenshot(
+            path=SHOTS / f"{stem}_prediction_collapsed.png",
+            clip={
+                "x": question["x"],
+                "y": question["y"],
+                "width": question["width"],
+                "height": check["y"] + check["height"] - question["y"],
+            },
+        )
+
+        # 2. Run: every answer shows its output, the checks ran (silently) and stay hidden.
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        prompts = _wait_for_run_all(page, code_cells)
+        numbered = [p for p in prompts if re.fullmatch(r"\[\d+\]:", p.strip())]
+        assert len(numbered) == code_cells - len(checks), f"not every cell ran: {prompts}"
+        saved = _save(page, lab.root / "notebooks" / chapter)
+        ran = [c["execution_count"] for c in saved["cells"] if c["cell_type"] == "code"]
+        assert all(ran), f"not every cell ran: {ran}"
+        assert page.get_by_text("Traceback").count() == 0, "a cell raised"
+        for i in answers:
+            expect(cells.nth(i).locator(".jp-OutputPlaceholder")).to_have_count(0)
+            expect(cells.nth(i).locator(".jp-OutputArea-output").first).to_be_visible()
+        shown = " ".join(cells.nth(i).locator(".jp-OutputArea").inner_text() for i in answers)
+        assert any(a in shown for a in PREDICTION_CHAPTERS[chapter]), shown
+        for i in checks:
+            expect(cells.nth(i).locator(".jp-InputPlaceholder")).to_have_count(1)
+            expect(cells.nth(i).locator(".jp-OutputArea-output")).to_have_count(0)
+        first.scroll_into_view_if_needed()
+        first.screenshot(path=SHOTS / f"{stem}_prediction_run.png")
+        assert not problems.items, problems.items
+    finally:
+        context.close()
+        try:
+            for session in lab.api("sessions"):
+                lab.api(f"sessions/{session['id']}", method="DELETE")
+        except OSError as err:
+            print(f"could not stop the kernel: {err}")

@@ -76,3 +76,73 @@ def test_committed_from_one_clean_run(path):
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
     assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
     assert not [c["id"] for c in cells if "execution" in c["metadata"]]
+
+
+PREDICT = re.compile(r"Predict (first|with it)")
+ASSERT = re.compile(r"^\s*assert\b", re.M)
+
+
+def _asked(path: Path) -> list[str]:
+    """Ids of the markdown cells that ask for a prediction: "Predict first" or "Predict with it"
+    in the English chapter; a Korean chapter asks in the cells with the same ids."""
+    cells = json.loads((ROOT / "notebooks" / path.name).read_text())["cells"]
+    return [
+        c["id"]
+        for c in cells
+        if c["cell_type"] == "markdown" and PREDICT.search("".join(c["source"]))
+    ]
+
+
+def test_chapters_ask_for_predictions():
+    assert sum(len(_asked(p)) for p in NOTEBOOKS) >= 10  # the test below has something to check
+
+
+@pytest.mark.parametrize("path", EVERY_EDITION, ids=_name)
+def test_predictions_are_not_answered_on_screen(path):
+    """A prediction's answer is collapsed until the learner runs the cell: the first code cell
+    after the question is tagged `prediction-answer`, its output collapsed
+    (`metadata.jupyter.outputs_hidden`), and holds no assert; the asserts are in the code cell
+    right after it, tagged `prediction-check`, its source hidden (`jupyter.source_hidden`),
+    printing nothing."""
+    cells = json.loads(path.read_text())["cells"]
+    where = {c["id"]: i for i, c in enumerate(cells)}
+    problems = []
+    for asked in _asked(path):
+        if asked not in where:
+            problems.append(f"{asked}: no such cell")
+            continue
+        after = [i for i in range(where[asked] + 1, len(cells)) if cells[i]["cell_type"] == "code"]
+        if not after:
+            problems.append(f"{asked}: no code cell after the question")
+            continue
+        answer = cells[after[0]]
+        meta, source = answer["metadata"], "".join(answer["source"])
+        if "prediction-answer" not in meta.get("tags", []):
+            problems.append(f"{answer['id']} (answers {asked}): not tagged prediction-answer")
+        if meta.get("jupyter", {}).get("outputs_hidden") is not True:
+            problems.append(f"{answer['id']} (answers {asked}): output not collapsed")
+        if ASSERT.search(source):
+            problems.append(f"{answer['id']} (answers {asked}): holds an assert")
+        check = cells[after[0] + 1] if after[0] + 1 < len(cells) else {"cell_type": None}
+        if check["cell_type"] != "code":
+            problems.append(f"{answer['id']} (answers {asked}): no code cell right after it")
+            continue
+        meta, source = check["metadata"], "".join(check["source"])
+        if "prediction-check" not in meta.get("tags", []):
+            problems.append(f"{check['id']} (checks {asked}): not tagged prediction-check")
+        if meta.get("jupyter", {}).get("source_hidden") is not True:
+            problems.append(f"{check['id']} (checks {asked}): source not hidden")
+        if not ASSERT.search(source):
+            problems.append(f"{check['id']} (checks {asked}): holds no assert")
+        if check.get("outputs"):
+            problems.append(f"{check['id']} (checks {asked}): prints something")
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("path", EVERY_EDITION, ids=_name)
+def test_hidden_checks_open_with_a_comment(path):
+    """JupyterLab's placeholder for a hidden source shows its first line: a prediction's check
+    starts with a comment, not with an assert that states the answer."""
+    cells = json.loads(path.read_text())["cells"]
+    checks = [c for c in cells if "prediction-check" in c["metadata"].get("tags", [])]
+    assert [c["id"] for c in checks if not "".join(c["source"]).startswith("#")] == []
