@@ -32,26 +32,22 @@ BLOCKS = (1, 2, 4, 8, 16)  # the block sizes a random case draws from
 # ---- 1 · program ids and grids ----------------------------------------------------------------
 STAMP = {
     "same_block": msg(
-        "every program wrote the same first BLOCK elements: program pid owns elements "
-        "pid * BLOCK ... pid * BLOCK + BLOCK - 1, so its offsets start at pid * BLOCK.",
-        "모든 프로그램이 같은 처음 BLOCK개 원소에 썼습니다. 프로그램 pid의 몫은 pid * BLOCK부터 "
-        "pid * BLOCK + BLOCK - 1까지이므로, 오프셋은 pid * BLOCK에서 시작합니다.",
+        "every program wrote the same first BLOCK elements; the elements after them were "
+        "never written.",
+        "모든 프로그램이 같은 첫 BLOCK개 원소에 썼고, 그 뒤의 원소에는 아무것도 쓰이지 않았습니다.",
     ),
     "offsets": msg(
-        "you stored the offsets (each element's own index); store the program id, "
-        "tl.program_id(0), into every element of the block.",
-        "오프셋(각 원소의 인덱스)을 저장했습니다. 블록의 모든 원소에 프로그램 id, "
-        "tl.program_id(0)를 저장하세요.",
+        "each element holds its own index, not the number of the program it belongs to.",
+        "각 원소에 그 원소가 속한 프로그램의 번호가 아니라 원소 자신의 인덱스가 들어 있습니다.",
     ),
     "cover": msg(
-        "does each program cover all BLOCK of its elements? Program pid starts at pid * BLOCK, "
-        "not at pid.",
-        "각 프로그램이 자기 원소 BLOCK개를 모두 덮나요? 프로그램 pid는 pid가 아니라 "
-        "pid * BLOCK에서 시작합니다.",
+        "the programs' blocks overlap and the last elements stay unwritten: neighbouring "
+        "programs start one element apart, not one block apart.",
+        "프로그램들의 블록이 겹치고 마지막 원소들은 비어 있습니다. 이웃한 프로그램의 시작이 블록 하나가 아니라 원소 하나만큼 떨어져 있습니다.",
     ),
     "past": msg(
-        "nothing lies past programs * BLOCK elements: check the offsets of your store.",
-        "programs * BLOCK개 원소 뒤에는 아무것도 없습니다. 저장의 오프셋을 확인하세요.",
+        "your store reached past the programs * BLOCK elements of out.",
+        "store가 out의 (프로그램 수 × BLOCK)개 원소 너머까지 닿았습니다.",
     ),
 }
 
@@ -103,18 +99,17 @@ def check_stamp_kernel(kernel, seed=None) -> bool:
 # ---- 2 · pointers, offsets and masks: the masked copy ------------------------------------------
 COPY = {
     "store": msg(
-        "the last program's lanes past n stored too: mask the store with offs < n.",
-        "마지막 프로그램의 n 이후 레인도 저장했습니다. 저장을 offs < n으로 마스크하세요.",
+        "the last program's lanes past n stored too, past the end of out.",
+        "마지막 프로그램에서 n 너머의 레인도 store해서 out의 끝을 넘어갔습니다.",
     ),
     "off_by_one": msg(
-        "offs <= n lets one lane too many through: the last element is x[n - 1], so the mask is "
-        "offs < n.",
-        "offs <= n은 레인 하나를 더 통과시킵니다. 마지막 원소는 x[n - 1]이므로 마스크는 "
-        "offs < n입니다.",
+        "one lane too many got through your mask: element n was written, and out ends at "
+        "index n - 1.",
+        "마스크가 레인 하나를 더 통과시켰습니다. 원소 n에 썼는데 out은 인덱스 n - 1에서 끝납니다.",
     ),
     "start": msg(
-        "only the first BLOCK elements were copied: program pid starts at pid * BLOCK.",
-        "처음 BLOCK개 원소만 복사되었습니다. 프로그램 pid는 pid * BLOCK에서 시작합니다.",
+        "only the first BLOCK elements were copied: every program copied the same ones.",
+        "첫 BLOCK개 원소만 복사되었습니다. 모든 프로그램이 같은 원소를 복사했습니다.",
     ),
 }
 
@@ -188,34 +183,27 @@ def check_copy_kernel(kernel, seed=None) -> bool:
 # ---- 3 · broadcasting: a 2-D tile with row strides ----------------------------------------------
 COPY_2D = {
     "one_d": msg(
-        "a 1-D mask on a 2-D tile: a mask of shape (BM,) next to a (BM, BN) tile is lined up with "
-        "the LAST dimension, the columns, so it switched columns on and off by a row test. Give "
-        "each dimension its own axis: (rows < M)[:, None] & (cols < N)[None, :].",
-        "2차원 타일에 1차원 마스크를 썼습니다. (BM,) 모양의 마스크를 (BM, BN) 타일 옆에 두면 "
-        "마지막 차원인 열과 맞춰지므로, 행 조건으로 열을 켜고 끈 셈입니다. 차원마다 자기 축을 "
-        "주세요: (rows < M)[:, None] & (cols < N)[None, :].",
+        "a 1-D mask on a 2-D tile: a mask of shape (BM,) next to a (BM, BN) tile is lined up "
+        "with the LAST dimension, the columns, so a test on rows switched columns on and off.",
+        "2차원 타일에 1차원 마스크를 썼습니다. (BM, BN) 타일 옆의 (BM,) 마스크는 마지막 차원인 열에 맞춰지므로, 행에 대한 검사가 열을 켜고 "
+        "껐습니다.",
     ),
     "cols": msg(
-        "columns c >= N got through your mask: each row holds only N numbers, so the mask needs "
-        "(cols < N)[None, :] as well as the row test.",
-        "열 c >= N이 마스크를 통과했습니다. 각 행에는 숫자가 N개뿐이므로 행 조건과 함께 "
-        "(cols < N)[None, :]도 필요합니다.",
+        "columns c >= N got through your mask: each row holds only N numbers.",
+        "c >= N인 열이 마스크를 통과했습니다. 행마다 숫자는 N개뿐입니다.",
     ),
     "rows": msg(
-        "rows r >= M got through your mask: the mask needs (rows < M)[:, None] as well as the "
-        "column test.",
-        "행 r >= M이 마스크를 통과했습니다. 열 조건과 함께 (rows < M)[:, None]도 필요합니다.",
+        "rows r >= M got through your mask: the matrix has only M rows.",
+        "r >= M인 행이 마스크를 통과했습니다. 행렬에는 행이 M개뿐입니다.",
     ),
     "stride_x": msg(
-        "rows of x are stride_x elements apart (x is a view of a wider buffer), not N: row r "
-        "starts at x_ptr + r * stride_x.",
-        "x의 행 간격은 N이 아니라 stride_x입니다(x는 더 넓은 버퍼의 뷰입니다). 행 r은 "
-        "x_ptr + r * stride_x에서 시작합니다.",
+        "rows were read from the wrong places: x is a view of a wider buffer, so its rows are "
+        "not N elements apart.",
+        "행을 엉뚱한 곳에서 읽었습니다. x는 더 넓은 버퍼의 뷰라서 행 사이가 N개 원소가 아닙니다.",
     ),
     "stride_out": msg(
-        "rows of out are stride_out elements apart: row r of out starts at "
-        "out_ptr + r * stride_out.",
-        "out의 행 간격은 stride_out입니다. out의 행 r은 out_ptr + r * stride_out에서 시작합니다.",
+        "rows of out landed in the wrong places: out's rows are not as far apart as x's.",
+        "out의 행이 엉뚱한 곳에 들어갔습니다. out의 행 간격은 x의 행 간격과 다릅니다.",
     ),
     "axes": msg(
         "some tiles were never written: program_id(0) numbers the row tiles (BM rows each) and "

@@ -24,25 +24,21 @@ POISON = 3.0e4  # after every row of x: a load that reaches it wins the max
 NEGATIVE = msg("in row 0, whose values are all negative", "값이 모두 음수인 0행")
 ROW_SOFTMAX = {
     "store": msg(
-        "lanes past N stored too (into the next row, or past the end): mask the store with "
-        "cols < N.",
-        "N 이후의 레인도 저장했습니다(다음 행이나 끝 너머에). 저장을 cols < N으로 마스크하세요.",
+        "lanes past N stored too, into the next row or past the end.",
+        "N 너머의 레인도 store해서 다음 행이나 끝 너머에 썼습니다.",
     ),
     "overflow": msg(
-        "inf or NaN with values in the hundreds: exp(x) overflows float32 above about 88. "
-        "Subtract the row's maximum first: exp(x - max(x)) gives the same softmax.",
-        "값이 수백일 때 inf나 NaN이 나왔습니다. float32에서 exp(x)는 약 88을 넘으면 "
-        "넘칩니다. 먼저 행의 최댓값을 빼세요. exp(x - max(x))도 같은 소프트맥스를 줍니다.",
+        "inf or NaN on rows with values in the hundreds: exp(x) overflows float32 above about 88.",
+        "값이 수백인 행에서 inf나 NaN이 나왔습니다. float32의 exp(x)는 약 88을 넘으면 넘칩니다.",
     ),
     "pad_zero": msg(
-        "the masked lanes came back as 0.0 (tl.load's default) and took part in the max and the "
-        "sum: exp(0 - max) is not 0. Load them with other=float('-inf'), whose exp is exactly 0.",
-        "마스크된 레인이 0.0(tl.load의 기본값)으로 돌아와 최댓값과 합에 끼어들었습니다. "
-        "exp(0 - max)는 0이 아닙니다. other=float('-inf')로 읽으세요. 그 exp는 정확히 0입니다.",
+        "wrong on short rows whose values are all negative: the masked lanes came back as 0.0 "
+        "(tl.load's default) and took part in the max and the sum.",
+        "값이 모두 음수인 짧은 행에서 틀렸습니다. 마스크된 레인이 0.0(tl.load의 기본값)으로 돌아와 max와 합에 끼었습니다.",
     ),
     "no_sum": msg(
-        "the weights do not add up to 1: divide exp(x - max) by its sum over the row.",
-        "가중치의 합이 1이 아닙니다. exp(x - max)를 행 전체의 합으로 나누세요.",
+        "each row's outputs do not add up to 1.",
+        "행마다 출력의 합이 1이 아닙니다.",
     ),
 }
 
@@ -143,21 +139,15 @@ def check_row_softmax_kernel(kernel, seed=None) -> bool:
 # ---- 5 · tl.dot's shape rule: pad to 16, accumulate in fp32 -----------------------------------
 DOT = {
     "nan": msg(
-        "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and "
-        "0 × NaN is NaN, so zeros on the other side do not help). Mask the a tile with "
-        "(rows < M)[:, None] & (k < K)[None, :] and the b tile with (k < K)[:, None] & "
-        "(cols < N)[None, :], other=0.0: an unmasked load.",
-        "out에 NaN이 있습니다. 타일이 a나 b의 가장자리 너머를 읽었는데, 채점기는 그곳을 NaN으로 "
-        "채워 둡니다(0 × NaN은 NaN이라 반대쪽의 0도 소용없습니다). a 타일은 "
-        "(rows < M)[:, None] & (k < K)[None, :], b 타일은 (k < K)[:, None] & "
-        "(cols < N)[None, :]로 마스크하고 other=0.0을 주세요. "
-        "마스크 없는 로드(unmasked load)입니다.",
+        "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and 0 "
+        "× NaN is NaN, so zeros on the other side do not help): an unmasked load.",
+        "out에 NaN이 있습니다. 타일이 a나 b의 가장자리 너머를 읽었고 채점기는 그곳에 NaN을 둡니다(0 × NaN도 NaN이라 반대쪽의 0은 "
+        "소용없습니다). 마스크 없는 로드(unmasked load)입니다.",
     ),
     "loop": msg(
-        "only the first BK columns of a (rows of b) were used: K is longer than BK, so loop "
-        "k0 over range(0, K, BK) and add every tile's tl.dot into one float32 accumulator.",
-        "a의 처음 BK열(b의 처음 BK행)만 쓰였습니다. K가 BK보다 기니, k0를 range(0, K, BK)로 "
-        "돌며 타일마다 tl.dot 결과를 float32 누산기 하나에 더하세요.",
+        "only the first BK columns of a (rows of b) were used: right when K ≤ BK, wrong when "
+        "K is longer.",
+        "a의 첫 BK개 열(b의 첫 BK개 행)만 쓰였습니다. K ≤ BK이면 맞고 K가 더 길면 틀립니다.",
     ),
     "stride": msg(
         "rows of a, b and out are stride_a, stride_b and stride_out elements apart, not K or N.",
@@ -170,10 +160,8 @@ DOT = {
         "담깁니다. 합산 도중 어딘가에서 더 적은 비트로 반올림되었습니다.",
     ),
     "store": msg(
-        "you wrote outside out's M rows and N columns: mask the store with "
-        "(rows < M)[:, None] & (cols < N)[None, :].",
-        "out의 M행 N열 밖에 썼습니다. 저장을 (rows < M)[:, None] & (cols < N)[None, :]로 "
-        "마스크하세요.",
+        "you wrote outside out's M rows and N columns.",
+        "out의 M개 행과 N개 열 바깥에 썼습니다.",
     ),
 }
 

@@ -47,34 +47,29 @@ ADDRESS_RULES = {
 }
 ADDRESS_HINTS = {
     "table_by_position": msg(
-        "you indexed the block table by token position (block_table[pos]); it holds one entry "
-        "per logical block: use block_table[pos // BLOCK_SIZE].",
-        "블록 테이블을 토큰 위치로 인덱싱했습니다(block_table[pos]). 테이블에는 논리 블록마다 "
-        "항목이 하나씩 있으니 block_table[pos // BLOCK_SIZE]를 쓰세요.",
+        "you looked the block table up by token position; it holds one entry per logical "
+        "block, not per token.",
+        "블록 테이블을 토큰 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
     ),
     "no_modulo": msg(
-        "the offset inside the physical block is pos % BLOCK_SIZE, not pos: you read past the "
-        "end of the block, into another block's slots.",
-        "물리 블록 안의 오프셋은 pos가 아니라 pos % BLOCK_SIZE입니다. 블록 끝을 지나 다른 "
-        "블록의 슬롯을 읽었습니다.",
+        "you read past the end of a block, into another block's slots: the offset inside a "
+        "block came out larger than a block holds.",
+        "블록 끝을 지나 다른 블록의 슬롯까지 읽었습니다. 블록 안의 오프셋이 블록 크기보다 커졌습니다.",
     ),
     "no_table": msg(
-        "you read token pos from slot pos, as if the cache were contiguous: look up its physical "
-        "block in the block table first.",
-        "캐시가 연속인 것처럼 토큰 pos를 슬롯 pos에서 읽었습니다. 먼저 블록 테이블에서 그 "
-        "토큰의 물리 블록을 찾으세요.",
+        "you read token pos from slot pos, as if the cache were contiguous: the block table "
+        "was never consulted.",
+        "캐시가 연속인 것처럼 토큰 pos를 슬롯 pos에서 읽었습니다. 블록 테이블을 한 번도 보지 않았습니다.",
     ),
     "slot_not_times_row": msg(
-        "block * BLOCK_SIZE + offset is a slot (one token's row), and each row holds ROW = "
-        "KV_HEADS * HEAD_DIM numbers: multiply the slot by it before adding the column.",
-        "block * BLOCK_SIZE + offset은 슬롯(토큰 하나의 행)이고, 행마다 숫자가 ROW = "
-        "KV_HEADS * HEAD_DIM개 있습니다. 열을 더하기 전에 슬롯에 이 값을 곱하세요.",
+        "rows of different tokens overlap: a slot numbers tokens, and each token's row holds "
+        "ROW numbers.",
+        "서로 다른 토큰의 행이 겹칩니다. 슬롯은 토큰을 세고, 토큰마다 행에 숫자가 ROW개 있습니다.",
     ),
     "block_plus_offset": msg(
-        "a physical block holds BLOCK_SIZE rows, so block b starts at row b * BLOCK_SIZE: the "
-        "slot is block * BLOCK_SIZE + offset, not block + offset.",
-        "물리 블록에는 행이 BLOCK_SIZE개 있으므로 블록 b는 행 b * BLOCK_SIZE에서 시작합니다. "
-        "슬롯은 block + offset이 아니라 block * BLOCK_SIZE + offset입니다.",
+        "slots of neighbouring blocks overlap: a block id counts blocks, and each block holds "
+        "BLOCK_SIZE rows.",
+        "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 블록을 세고, 블록마다 행이 BLOCK_SIZE개 있습니다.",
     ),
 }
 
@@ -215,40 +210,34 @@ def element(name, shape, i):
 # Shared by the paged-kernel checkers (kernels.py, kernels_attention.py, kernels_merge.py).
 HINTS = {
     "store": msg(
-        "mask the store with pos < seq_len: the last tile runs past the end of the sequence.",
-        "저장을 pos < seq_len으로 마스크하세요. 마지막 타일은 시퀀스 끝을 넘어갑니다.",
+        "the last tile stored past the end of the sequence.",
+        "마지막 타일이 시퀀스 끝 너머에 store했습니다.",
     ),
     "one_d": msg(
-        "a 1-D mask on a 2-D tile: mask has shape (TILE,) and the tile (TILE, ROW); Triton lines "
-        "shapes up from the last dimension, so your mask switched COLUMNS on and off by a test "
-        "on positions. Use mask[:, None], one value per row.",
-        "2차원 타일에 1차원 마스크를 썼습니다. 마스크는 (TILE,), 타일은 (TILE, ROW) 모양인데 "
-        "Triton은 마지막 차원부터 모양을 맞추므로, 위치에 대한 조건으로 열을 켜고 끈 셈입니다. "
-        "행마다 값 하나인 mask[:, None]을 쓰세요.",
+        "a 1-D mask on a 2-D tile: mask has shape (TILE,) and the tile (TILE, ROW); Triton "
+        "lines shapes up from the last dimension, so your mask switched COLUMNS on and off by "
+        "a test on positions.",
+        "2차원 타일에 1차원 마스크를 썼습니다. 마스크는 (TILE,), 타일은 (TILE, ROW) 모양이고 Triton은 마지막 차원부터 모양을 맞추므로, "
+        "위치에 대한 검사가 열을 켜고 껐습니다.",
     ),
     "tile": msg(
-        "program i handles positions i * TILE + tl.arange(0, TILE): does every program load and "
-        "store its whole tile?",
-        "프로그램 i는 위치 i * TILE + tl.arange(0, TILE)을 맡습니다. 모든 프로그램이 자기 타일 "
-        "전체를 읽고 저장하나요?",
+        "some positions were never written: the programs' tiles do not cover the whole sequence.",
+        "쓰이지 않은 위치가 있습니다. 프로그램들의 타일이 시퀀스 전체를 덮지 않습니다.",
     ),
     "address": msg(
-        "token pos lives in physical block block_table[pos // BLOCK_SIZE], at offset "
-        "pos % BLOCK_SIZE: its row starts at (block * BLOCK_SIZE + offset) * ROW.",
-        "토큰 pos는 물리 블록 block_table[pos // BLOCK_SIZE]의 오프셋 pos % BLOCK_SIZE에 "
-        "있습니다. 그 행은 (block * BLOCK_SIZE + offset) * ROW에서 시작합니다.",
+        "some tokens came from the wrong rows of the cache: the case above names the slot "
+        "read and the slot the token lives in.",
+        "일부 토큰을 캐시의 엉뚱한 행에서 가져왔습니다. 위의 사례가 읽은 슬롯과 토큰이 실제로 있는 슬롯을 보여 줍니다.",
     ),
     "nan_read": msg(
         "NaN: you read a slot that holds no token (the checker keeps NaN there, a real cache "
-        "keeps stale values). Check the address, and mask every load with pos < seq_len.",
-        "NaN입니다. 토큰이 없는 슬롯을 읽었습니다(채점기는 그곳을 NaN으로, 실제 캐시는 오래된 "
-        "값으로 채워 둡니다). 주소를 확인하고 모든 로드를 pos < seq_len으로 마스크하세요.",
+        "keeps stale values).",
+        "NaN입니다. 토큰이 없는 슬롯을 읽었습니다(채점기는 그곳에 NaN을, 실제 캐시는 오래된 값을 둡니다).",
     ),
     "neg_inf": msg(
-        "positions past seq_len must hold -inf, so that the softmax gives them weight "
-        "exp(-inf) = 0: tl.where(pos < seq_len, s, float('-inf')).",
-        "seq_len 이후 위치에는 -inf가 있어야 소프트맥스가 그 위치에 가중치 exp(-inf) = 0을 "
-        "줍니다: tl.where(pos < seq_len, s, float('-inf')).",
+        "positions past seq_len hold a finite score; the spec asks for -inf there, which the "
+        "softmax turns into a weight of 0.",
+        "seq_len 이후 위치에 유한한 점수가 들어 있습니다. 명세는 그곳에 -inf를 요구하고, 소프트맥스가 그것을 가중치 0으로 바꿉니다.",
     ),
     "scale": msg(
         "every score is off by the same factor, sqrt(HEAD_DIM) = 1 / scale: q · k is right, and "
@@ -257,27 +246,24 @@ HINTS = {
         "scale이 빠졌습니다.",
     ),
     "kv_head": msg(
-        "you read KV head 0: head kv_head's numbers start kv_head * HEAD_DIM into each slot.",
-        "KV 헤드 0을 읽었습니다. 헤드 kv_head의 숫자는 각 슬롯에서 kv_head * HEAD_DIM만큼 "
-        "뒤에서 시작합니다.",
+        "right only for kv_head 0: KV head 0 is read whatever kv_head says.",
+        "kv_head가 0일 때만 맞습니다. kv_head가 무엇이든 KV 헤드 0을 읽습니다.",
     ),
     "slot_heads": msg(
-        "a slot holds the K of every KV head of one token, KV_HEADS * HEAD_DIM numbers: "
-        "multiply the slot by KV_HEADS * HEAD_DIM, then add kv_head * HEAD_DIM.",
-        "슬롯 하나에는 한 토큰의 모든 KV 헤드 K, 즉 숫자 KV_HEADS * HEAD_DIM개가 있습니다. "
-        "슬롯에 KV_HEADS * HEAD_DIM을 곱한 뒤 kv_head * HEAD_DIM을 더하세요.",
+        "tokens' rows overlap: a slot holds the K of every KV head of one token, KV_HEADS * "
+        "HEAD_DIM numbers.",
+        "토큰들의 행이 겹칩니다. 슬롯 하나에는 한 토큰의 모든 KV 헤드의 K, 즉 숫자 KV_HEADS * HEAD_DIM개가 들어 있습니다.",
     ),
     "head_mod": msg(
-        "query head h reads KV head h // GROUP: a group is GROUP consecutive query heads (with "
-        "GROUP = 2, heads 0 and 1 share KV head 0). h % KV_HEADS deals them out in turn instead.",
-        "쿼리 헤드 h는 KV 헤드 h // GROUP을 읽습니다. 그룹은 연속한 쿼리 헤드 GROUP개입니다"
-        "(GROUP = 2이면 헤드 0과 1이 KV 헤드 0을 공유합니다). h % KV_HEADS는 헤드를 돌아가며 "
-        "나눠 줍니다.",
+        "query heads read the wrong KV heads: yours deals them out in turn (h % KV_HEADS), "
+        "while a group is GROUP consecutive query heads (chapter 5).",
+        "쿼리 헤드가 엉뚱한 KV 헤드를 읽었습니다. 여러분의 코드는 헤드를 번갈아 나눠 주지만(h % KV_HEADS), 그룹은 연속한 쿼리 헤드 "
+        "GROUP개입니다(5장).",
     ),
     "group_rows": msg(
-        "store only the GROUP real rows of the padded (BLOCK_G, TILE) tile: mask with "
-        "(g < GROUP)[:, None]; the other rows belong to other KV heads' query heads, or to nobody.",
-        "채워 넣은 (BLOCK_G, TILE) 타일에서 실제 행 GROUP개만 저장하세요: (g < GROUP)[:, None]로 "
-        "마스크합니다. 나머지 행은 다른 KV 헤드의 쿼리 헤드 몫이거나 아무의 몫도 아닙니다.",
+        "rows past GROUP of the padded (BLOCK_G, TILE) tile were stored: they belong to other "
+        "KV heads' query heads, or to nobody.",
+        "덧댄 (BLOCK_G, TILE) 타일에서 GROUP 너머의 행까지 store했습니다. 그 행은 다른 KV 헤드의 쿼리 헤드 것이거나 누구의 것도 "
+        "아닙니다.",
     ),
 }

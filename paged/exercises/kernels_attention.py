@@ -28,10 +28,9 @@ OUT = msg(
     "시퀀스 {seq}의 헤드 {head}: paged_attention_ref와의 최대 오차 {err:.3g}",
 )
 RESCALE = msg(
-    "when the running max grows from m_i to m_new, the old l_i and acc were summed in units of "
-    "exp(-m_i): multiply BOTH by alpha = exp(m_i - m_new) before adding this tile.",
-    "누적 최댓값이 m_i에서 m_new로 커지면, 지금까지의 l_i와 acc는 exp(-m_i) 단위로 더해진 "
-    "값입니다. 이 타일을 더하기 전에 둘 다 alpha = exp(m_i - m_new)를 곱하세요.",
+    "right on sequences of one tile, wrong from the second tile on: what the earlier "
+    "tiles added to l_i and acc is still measured against the old running max.",
+    "타일 하나짜리 시퀀스에서는 맞고 두 번째 타일부터 틀립니다. 앞 타일들이 l_i와 acc에 더한 값이 아직 예전 누적 최댓값을 기준으로 합니다.",
 )
 SOFTMAX = {
     "no_rescale": msg(
@@ -49,26 +48,22 @@ SOFTMAX = {
         "you rescale acc but not l_i: {why}", "acc의 배율은 다시 맞췄지만 l_i는 그대로입니다: {why}"
     ),
     "no_mask": msg(
-        "positions past seq_len in the last tile got a score of 0.0 and a weight: set their "
-        "scores to -inf with tl.where(mask, s, float('-inf')) before the max and the exp.",
-        "마지막 타일에서 seq_len 이후 위치가 점수 0.0을 받아 가중치를 얻었습니다. max와 exp 전에 "
-        "tl.where(mask, s, float('-inf'))로 그 점수를 -inf로 만드세요.",
+        "positions past seq_len in the last tile got a score of 0.0 and a weight.",
+        "마지막 타일에서 seq_len 이후 위치가 점수 0.0을 받아 가중치를 얻었습니다.",
     ),
     "overflow": msg(
-        "exp(s) overflows for large scores (float32 above ~88, float64 above ~709): subtract "
-        "the running max first, p = exp(s - m_new).",
-        "점수가 크면 exp(s)가 넘칩니다(float32는 약 88, float64는 약 709 이상). 누적 최댓값을 "
-        "먼저 빼세요: p = exp(s - m_new).",
+        "inf or NaN where the scores are large: exp(s) overflows (float32 above ~88, float64 "
+        "above ~709).",
+        "점수가 큰 곳에서 inf나 NaN이 나왔습니다. exp(s)가 넘칩니다(float32는 약 88, float64는 약 709 이상).",
     ),
     "nan": msg(
-        "NaN or inf. Either m_i is still -inf on the first tile, so exp(s - m_i) or "
-        "exp(m_new - m_i) is inf (use p = exp(s - m_new) and alpha = exp(m_i - m_new)); or a K or "
-        "V load that is not masked with pos < seq_len read a slot with no token (NaN here, stale "
-        "values on a GPU: an unmasked load), and 0 × NaN = NaN.",
-        "NaN이나 inf입니다. 첫 타일에서 m_i가 아직 -inf라서 exp(s - m_i)나 exp(m_new - m_i)가 "
-        "inf가 되었거나(p = exp(s - m_new), alpha = exp(m_i - m_new)를 쓰세요), pos < seq_len으로 "
-        "마스크하지 않은 K나 V 로드가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 "
-        "0 × NaN = NaN이 되었습니다(마스크 없는 로드, unmasked load).",
+        "NaN or inf. Either something on the first tile is measured against a running max "
+        "that is still -inf, or a K or V load that is not masked with pos < seq_len read a "
+        "slot with no token (NaN here, stale values on a GPU: an unmasked load), and 0 × NaN "
+        "= NaN.",
+        "NaN이나 inf입니다. 첫 타일에서 무언가가 아직 -inf인 누적 최댓값을 기준으로 계산되었거나, pos < seq_len으로 마스크하지 않은 K나 "
+        "V 로드가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 0 × NaN = NaN이 되었습니다(마스크 없는 로드, unmasked "
+        "load).",
     ),
     "scale": msg(
         "the output is what attention gives with scale = 1: the weights come from q · k itself, "

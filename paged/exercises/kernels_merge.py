@@ -23,22 +23,19 @@ PART, MERGE_DIM = 8, 16  # tokens per partition, head_dim
 SPREAD = (0.0, -100.0, -3000.0, -7.0, -250.0)  # LSE offsets of a row's partitions, rotated per row
 MERGE = {
     "overflow": msg(
-        "inf or NaN once the log-sum-exps are large or far apart (around ±1000, or 100 to 3000 "
-        "apart): an exp(...) in the weights left the float range (float32 ends near 88, float64 "
-        "near 709). Before normalising, the largest weight must be exactly 1.",
-        "log-sum-exp가 크거나(약 ±1000) 서로 멀리 떨어지면(100에서 3000) inf나 NaN이 "
-        "나왔습니다. 가중치의 exp(...)가 부동소수점 범위를 벗어났습니다(float32는 약 88, "
-        "float64는 약 709에서 끝납니다). 정규화하기 전에 가장 큰 가중치는 정확히 1이어야 합니다.",
+        "inf or NaN once the log-sum-exps are large or far apart (around ±1000, or 100 to "
+        "3000 apart): an exp(...) in the weights left the float range (float32 ends near 88, "
+        "float64 near 709).",
+        "log-sum-exp가 크거나 서로 멀면(약 ±1000, 또는 100에서 3000 차이) inf나 NaN이 나옵니다. 가중치의 exp(...)가 "
+        "부동소수점 범위를 벗어났습니다(float32는 약 88, float64는 약 709에서 끝납니다).",
     ),
     "pad_zero": msg(
-        "the padding lanes p >= num_parts came back with lse 0.0 and took a weight: load the LSEs "
-        "with other=float('-inf'), whose weight exp(-inf) is exactly 0.",
-        "p >= num_parts인 채움 레인이 lse 0.0으로 돌아와 가중치를 받았습니다. LSE는 "
-        "other=float('-inf')로 읽으세요. 그 가중치 exp(-inf)는 정확히 0입니다.",
+        "the padding lanes p >= num_parts came back with lse 0.0 and took a weight.",
+        "p >= num_parts인 덧댄 레인이 lse 0.0으로 돌아와 가중치를 얻었습니다.",
     ),
     "no_norm": msg(
-        "the weights exp(lse_p - max lse) do not add up to 1: divide by their sum.",
-        "가중치 exp(lse_p - max lse)의 합이 1이 아닙니다. 그 합으로 나누세요.",
+        "each row is the answer times a number of its own: the weights do not add up to 1.",
+        "행마다 정답에 그 행만의 수가 곱해져 있습니다. 가중치의 합이 1이 아닙니다.",
     ),
     "mean": msg(
         "you averaged the partitions' outputs: a partition's share of the softmax is "
