@@ -67,5 +67,6 @@ TINY = ModelSpec("tiny", num_layers=2, num_kv_heads=2, head_dim=16, dtype_bytes=
 
 PRESETS: dict[str, ModelSpec] = {s.name: s for s in (OPT_13B, LLAMA_3_8B, TINY)}
 
-# PAPER Table 1: OPT-13B on one A100-40GB leaves 12 GB for KV cache, "about 15.7K" slots.
+# PAPER Table 1: OPT-13B on one A100-40GB leaves 12 GB for KV cache, "15.7K" KV slots (as
+# Table 1 prints it).
 A100_40GB_KV_BUDGET = 12 * 1024**3

@@ -12,8 +12,9 @@ field of `CostModel`:
   PAPER §4.5), at a prefill rate that does not depend on the block size.
 
 Two parameter sets, labelled apart:
-- `CostModel.fitted_to_paper()` (the default, "fitted to PAPER §7.3"): parameters chosen so that
-  the model makes §7.3's three statements about Fig. 19(a) true (`section_7_3` checks them;
+- `CostModel.fitted_to_paper()` (the default, "bandwidth fitted to PAPER §7.3"): given two
+  ASSUMPTIONS (5 µs per transfer, 5,000 prefill tokens/s), the bandwidth is fitted so that the
+  model makes §7.3's three statements about Fig. 19(a) true (`section_7_3` checks them;
   `bandwidth_window` gives the bandwidths that do, for a latency and a prefill rate).
 - `CostModel.modern_host()` (ASSUMPTION): the same GPU class with pinned host memory on PCIe 4.0
   and a faster prefill, to show how the crossover moves with the hardware.
@@ -37,7 +38,7 @@ from .text import msg
 # The course's reading of "never higher than 20% of swapping's latency" (PAPER §7.3).
 RECOMPUTE_OVER_SWAP_LIMIT = 1.2
 
-FITTED = msg("fitted to PAPER §7.3", "PAPER §7.3에 맞춘 값")
+FITTED = msg("bandwidth fitted to PAPER §7.3", "대역폭을 PAPER §7.3에 맞춘 값")
 MODERN = msg("modern host (ASSUMPTION)", "요즘 호스트 (ASSUMPTION)")
 CUSTOM = msg("custom", "직접 정한 값")
 DESCRIBE = msg(
@@ -67,9 +68,9 @@ class CostModel:
     # 31.5 GB/s per direction (DOCS: PCI-SIG, 16 GT/s x 16 lanes, 128b/130b coding): with 5 us
     # and 5,000 tokens/s, §7.3 holds for 8.3-10.0 GB/s only (`bandwidth_window`).
     pcie_bytes_per_s: float = 9.5e9
-    # Fitted to PAPER §7.3: a fixed cost per cudaMemcpyAsync (launch, DMA set-up), "a few us".
+    # ASSUMPTION (chosen, not fitted): a fixed cost per cudaMemcpyAsync (launch, DMA set-up).
     transfer_latency_s: float = 5e-6
-    # Fitted to PAPER §7.3: OPT-13B prefill on an A100, 2 x 13e9 FLOP per token at ~130 TFLOP/s,
+    # ASSUMPTION (chosen, not fitted): OPT-13B prefill on an A100, 2 x 13e9 FLOP per token at ~130 TFLOP/s,
     # about 40 % of the A100's 312 TFLOP/s fp16 dense peak (DOCS: NVIDIA A100 datasheet).
     prefill_tokens_per_s: float = 5_000.0
 

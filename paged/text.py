@@ -60,6 +60,10 @@ class Message:
     def __str__(self) -> str:
         return self.ko if language() == "ko" else self.en
 
+    def __format__(self, spec: str) -> str:
+        """f"{message:20s}" pads the current language's text, as it would a str."""
+        return format(str(self), spec)
+
     def format(self, **fields) -> str:
         """The current language's text with `{fields}` filled in."""
         return str(self).format(**fields)

@@ -15,8 +15,12 @@ import numpy as np
 
 from .errors import require_int
 from .facts import ALPACA_MEANS, SHAREGPT_MEANS
+from .text import msg
 
 MAX_TOTAL_LEN = 2048
+# The two workloads by name, for a table row or a legend, in the edition's language.
+SHAREGPT_LIKE = msg("ShareGPT-like", "ShareGPT 비슷한")
+ALPACA_LIKE = msg("Alpaca-like", "Alpaca 비슷한")
 
 
 @dataclass(frozen=True)

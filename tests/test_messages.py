@@ -29,6 +29,14 @@ def test_the_language_follows_paged_lang(monkeypatch):
         language()
 
 
+def test_a_message_pads_in_an_f_string_and_keys_a_dict(monkeypatch):
+    m = msg("swap", "스와핑")
+    monkeypatch.setenv("PAGED_LANG", "en")
+    assert f"[{m:6s}]" == "[swap  ]" and {m: 1}[msg("swap", "스와핑")] == 1
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    assert f"[{m:>4s}]" == "[ 스와핑]"
+
+
 def test_set_language_checks_its_argument(monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "en")
     with pytest.raises(ValueError, match="'kr'"):

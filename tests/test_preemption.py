@@ -203,7 +203,7 @@ def test_the_modern_host_moves_the_crossover_to_smaller_blocks():
 
 
 def test_describe_names_the_parameter_set_in_the_learners_language(monkeypatch):
-    assert CostModel().describe().startswith("fitted to PAPER §7.3: 9.5 GB/s, 5 µs")
+    assert CostModel().describe().startswith("bandwidth fitted to PAPER §7.3: 9.5 GB/s, 5 µs")
     assert CostModel.modern_host().describe().startswith("modern host (ASSUMPTION): 25.0 GB/s")
     assert CostModel(num_layers=2).describe().startswith("custom")
     monkeypatch.setenv("PAGED_LANG", "ko")
