@@ -120,7 +120,9 @@ def test_korean_chapter_uses_the_glossary(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_korean_chapter_qualifies_chapter_numbers_and_glosses_once(path):
     text = _korean_markdown(path)
-    assert glossary.unqualified_chapter_refs(text) == []  # 이 코스의 N장 / 가이드의 0N장
+    assert (
+        glossary.unqualified_chapter_refs(text) == []
+    )  # N장 for the course, 가이드 0N장 for the guide
     assert glossary.repeated_glosses(text) == {}  # "블록 테이블(block table)" once per chapter
 
 
@@ -144,7 +146,8 @@ def test_the_glossary_checks_can_fail():
         ("2× ", "N배 (× only between numbers)"),
     ]
     assert glossary.variants("`할당기` 2 × 5120") == []  # code, and × between numbers
-    assert glossary.unqualified_chapter_refs("6장에서, 이 코스의 7장과 가이드의 09장") == ["6장"]
+    assert glossary.unqualified_chapter_refs("6장에서, 7장과 가이드 09장, 가이드 05, 09장") == []
+    assert glossary.unqualified_chapter_refs("이 코스의 7장과 09장") == ["이 코스의 7장", "09장"]
     assert glossary.repeated_glosses("블록 테이블(block table), 블록 테이블(block table)") == {
         "block table": 2
     }

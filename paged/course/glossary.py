@@ -34,6 +34,15 @@ TERMS = {
     "baseline": "기준선",
     "running max (online softmax)": "지금까지의 최댓값",
     "you (the learner)": "여러분",
+    "admission (admit)": "수락",
+    "prefix caching": "접두사 캐싱",
+    "swapping": "스와핑 (방향은 스왑 아웃 / 스왑 인)",
+    "round up (Pow2)": "올림",
+    "arena": "아레나",
+    "first fit": "최초 적합",
+    "buddy allocator": "버디 할당자",
+    "slot": "슬롯",
+    "load / store (Triton)": "load / store (`tl.load`, `tl.store`의 이름 그대로)",
 }
 
 # A variant -> what to write instead. Regular expressions, matched outside `code spans`.
@@ -53,6 +62,12 @@ FORBIDDEN = {
     r"배치\(placement\)": "위치 선정(placement)",
     r"실행 (?:최댓값|최대값|합|max|state|상태)": "지금까지의 최댓값 / 누적 합 / 누적 상태",
     r"\d(?:\.\d+)?× ?(?=[가-힣])": "N배 (× only between numbers)",
+    r"받아들이기|받아들임": "수락",
+    r"프리픽스": "접두사",
+    r"출력(?:을|만) 반올림|반올림한 출력": "올림 (Pow2 rounds the output up)",
+    r"(?<=[\d}])칸": "슬롯",
+    r"버디(?! 할당자)": "버디 할당자",
+    r"(?:마스크 없는|마스크하지 않은|[KVQ]|그) 로드|스토어": "load / store (Triton's names)",
 }
 
 _CODE = re.compile(r"`[^`]*`|```.*?```", re.S)
@@ -66,21 +81,24 @@ def variants(text: str) -> list[tuple[str, str]]:
     ]
 
 
-# Chapter references: "이 코스의 3장", "이 코스의 2, 4, 9장", "가이드의 09장"; a bare "3장" is
-# ambiguous (the guide numbers its chapters 01, 02, ... and this course 0, 1, 2, ...).
-_REF = re.compile(r"(?<![0-9])[0-9]{1,2}장")
-_QUALIFIED = re.compile(
-    r"이 코스의 (?:[0-9]{1,2}장?(?:, | 및 |과 |와 |·|–|~))*[0-9]{1,2}장"
-    r"|가이드의 (?:0[0-9]장?(?:, | 및 |과 |와 |·|–|~))*0[0-9]장"
-)
+# Chapter references: the course's own chapters are a bare "3장" (or "2, 4, 9장"); the guide's
+# are "가이드 09장", two digits as the guide numbers them. "이 코스의 3장" is stiff, and a "09장"
+# without "가이드" is ambiguous.
+_GUIDE_REF = re.compile(r"(?<![0-9])0[0-9]장")
+_GUIDE = re.compile(r"가이드(?:의)? (?:0[0-9]장?(?:, | 및 |과 |와 |·|–|~))*0[0-9]장")
+_STIFF = re.compile(r"이 코스의 [0-9]{1,2}장|이 코스의 [0-9]{1,2}(?:, | 및 |과 |와 )")
 
 
 def unqualified_chapter_refs(text: str) -> list[str]:
-    """Every "N장" in `text` (outside code) that says neither 이 코스의 nor 가이드의."""
+    """Chapter references that break the rule: "이 코스의 N장" (say "N장"), or a guide chapter
+    "0N장" without "가이드" before it."""
     prose = _CODE.sub(" ", text)
-    covered = [m.span() for m in _QUALIFIED.finditer(prose)]
-    return [
-        m.group(0) for m in _REF.finditer(prose) if not any(a <= m.start() < b for a, b in covered)
+    covered = [m.span() for m in _GUIDE.finditer(prose)]
+    stiff = [m.group(0) for m in _STIFF.finditer(prose)]
+    return stiff + [
+        m.group(0)
+        for m in _GUIDE_REF.finditer(prose)
+        if not any(a <= m.start() < b for a, b in covered)
     ]
 
 

@@ -142,7 +142,7 @@ DOT = {
         "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and 0 "
         "× NaN is NaN, so zeros on the other side do not help): an unmasked load.",
         "out에 NaN이 있습니다. 타일이 a나 b의 가장자리 너머를 읽었고 채점기는 그곳에 NaN을 둡니다(0 × NaN도 NaN이라 반대쪽의 0은 "
-        "소용없습니다). 마스크 없는 로드(unmasked load)입니다.",
+        "소용없습니다). 마스크 없는 load(unmasked load)입니다.",
     ),
     "loop": msg(
         "only the first BK columns of a (rows of b) were used: right when K ≤ BK, wrong when "

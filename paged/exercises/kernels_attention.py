@@ -62,8 +62,8 @@ SOFTMAX = {
         "slot with no token (NaN here, stale values on a GPU: an unmasked load), and 0 × NaN "
         "= NaN.",
         "NaN이나 inf입니다. 첫 타일에서 무언가가 아직 -inf인 누적 최댓값을 기준으로 계산되었거나, pos < seq_len으로 마스크하지 않은 K나 "
-        "V 로드가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 0 × NaN = NaN이 되었습니다(마스크 없는 로드, unmasked "
-        "load).",
+        "V load가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 0 × NaN = NaN이 "
+        "되었습니다(마스크 없는 load).",
     ),
     "scale": msg(
         "the output is what attention gives with scale = 1: the weights come from q · k itself, "

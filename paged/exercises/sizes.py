@@ -118,7 +118,7 @@ def check_pow2_reservation(fn, seed: int | None = None) -> bool:
             msg(
                 "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
                 "reserves 32 positions for outputs, on top of the prompt.",
-                "프롬프트 + 출력을 반올림했습니다. 논문은 출력만 반올림합니다. 실제 출력이 25이면 "
+                "프롬프트 + 출력을 올림했습니다. 논문은 출력만 올림합니다. 실제 출력이 25이면 "
                 "프롬프트와 별도로 출력 자리 32개를 예약합니다.",
             ),
         ),
@@ -136,7 +136,7 @@ def check_pow2_reservation(fn, seed: int | None = None) -> bool:
             msg(
                 "you capped the rounded output alone; the cap applies to the whole reservation, "
                 "prompt included.",
-                "반올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
+                "올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
                 "적용됩니다.",
             ),
         ),

@@ -56,10 +56,10 @@ UNMASKED_LOAD = msg(
     "has no mask). Masking the store is not enough: on a GPU that load reads another tensor's "
     "memory, stale values or unmapped addresses. Give the load the mask of the lanes that "
     "exist (and other=... for the rest).",
-    "마스크 없는 로드(unmasked load)입니다. 아무것에도 속하지 않는 레인을 "
+    "마스크 없는 load(unmasked load)입니다. 아무것에도 속하지 않는 레인을 "
     "통과시키는(또는 마스크가 아예 없는) tl.load가 있습니다. 저장만 마스크해서는 "
-    "부족합니다. GPU에서는 그 로드가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
-    "주소를 읽습니다. 실제로 있는 레인의 마스크를 로드에도 주고, 나머지는 "
+    "부족합니다. GPU에서는 그 load가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
+    "주소를 읽습니다. 실제로 있는 레인의 마스크를 load에도 주고, 나머지는 "
     "other=...로 채우세요.",
 )
 OUTSIDE = msg(
