@@ -69,10 +69,10 @@ TRADEOFF = msg(
     "블록 크기의 절충 (SIMULATED, ShareGPT 비슷한 요청 300개)",
 )
 COSTS = msg(
-    "SIMULATED cost model, the shape of Fig. 19(a): bandwidth fitted to PAPER §7.3 (5 µs, "
-    "5,000 tokens/s assumed) vs a modern host (ASSUMPTION)",
-    "SIMULATED 비용 모델, Fig. 19(a)의 모양: 대역폭을 PAPER §7.3에 맞춘 모델(5 µs, 초당 "
-    "5,000토큰은 가정) vs 요즘 호스트 (ASSUMPTION)",
+    "SIMULATED cost model, the shape of Fig. 19(a): bandwidth fitted to PAPER §7.3 vs a modern "
+    "host (ASSUMPTION)",
+    "SIMULATED 비용 모델, Fig. 19(a)의 모양: 대역폭을 PAPER §7.3에 맞춘 모델 vs 요즘 호스트 "
+    "(ASSUMPTION)",
 )
 
 

@@ -107,10 +107,13 @@ PHYSICAL = msg("physical blocks (pool)", "물리 블록 (풀)")
 TOKENS = msg("{n} tok", "토큰 {n}개")
 
 
-def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
-    """Each sequence's logical blocks in order (left), arrows to the physical blocks (right).
+def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8, arrows=False):
+    """Each sequence's logical blocks in order (left), the physical blocks (right).
 
-    A block several sequences share is striped in every holder's colour, with its ref count.
+    Each logical block is labelled with the physical block it maps to ("L1→11"), and a physical
+    block takes its holder's colour; a block several sequences share is striped in every holder's
+    colour, with its ref count. `arrows=True` also draws an arrow per mapping: readable for one
+    short sequence, a tangle for several (they share the lanes between the two sides).
     """
     ax = _axes(ax, (9, 0.9 + 0.8 * max(1, len(layout.tables))))
     _, _, refs = block_fill(layout)
@@ -145,7 +148,7 @@ def draw_block_table(layout: PagedLayout, ax=None, title=None, columns=8):
             logical.append((x, y, 1, 1, color))
             ax.text(x + 0.5, y + 0.5, f"L{i}→{b}", ha="center", va="center", fontsize=8)
     _boxes(ax, logical, edgecolor="black", lw=0.5)
-    for k, _, points in arrow_routes(layout, geo):
+    for k, _, points in arrow_routes(layout, geo) if arrows else ():
         ax.add_patch(
             FancyArrowPatch(
                 path=MplPath(points),
