@@ -38,8 +38,20 @@ def _scored_cache(seed, num_blocks, block_size, heads, dim, kv_head, scale, offs
     return q.to(dtype), k.to(dtype), v.to(dtype)
 
 
-def _case(seed, bs, num_blocks, row, n, heads=2, dim=4, kv_head=1, scale=0.5, offset=0.0,
-          spread=2.0, dtype="float32"):  # fmt: skip
+def _case(
+    seed,
+    bs,
+    num_blocks,
+    row,
+    n,
+    heads=2,
+    dim=4,
+    kv_head=1,
+    scale=0.5,
+    offset=0.0,
+    spread=2.0,
+    dtype="float32",
+):
     import torch
 
     dtype = getattr(torch, dtype)
@@ -59,6 +71,7 @@ def _fixed_cases():
         _case(6, 4, 9, rows4, 11, scale=1.0, offset=1000.0),  # scores around +1000
         _case(7, 2, 8, [6, 1, 4, -1], 5, kv_head=0, offset=-1500.0),  # all scores near -1500
         _case(8, 4, 9, [0, 4, 2, -1], 9, heads=4, kv_head=2, offset=3000.0, spread=5.0),
+        _case(9, 4, 9, rows4, 12, scale=1.0, spread=600.0),  # scores from about -1500 to +1500
     ]
 
 
@@ -81,7 +94,7 @@ def _random_cases(rng):
         offset, spread = 0.0, rng.choice((0.5, 2.0, 6.0))
         if dtype == "float32" and rng.random() < 0.5:
             offset = rng.choice((1000.0, -1000.0, 2500.0, -4000.0, 800.0, -800.0))
-            spread = rng.choice((1.0, 3.0, 20.0))
+            spread = rng.choice((1.0, 3.0, 20.0, 400.0))  # 400: scores thousands apart
         ids = list(range(num_blocks))
         rng.shuffle(ids)
         ids = ids[:used]
@@ -89,9 +102,19 @@ def _random_cases(rng):
             ids.sort(reverse=True)  # a non-increasing (decreasing) table
         row = ids + [-1] * (width - used + rng.randint(0, 2))
         args = _case(
-            rng.randint(0, 10**6), bs, num_blocks, row, n, heads, dim, rng.randrange(heads),
-            scale, offset, spread, dtype,
-        )  # fmt: skip
+            rng.randint(0, 10**6),
+            bs,
+            num_blocks,
+            row,
+            n,
+            heads,
+            dim,
+            rng.randrange(heads),
+            scale,
+            offset,
+            spread,
+            dtype,
+        )
         if rng.random() < 0.5:
             args = (*args[:3], args[3].to(torch.int32), *args[4:])
         pairs.append((args, _truth(*args)))
