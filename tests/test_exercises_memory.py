@@ -297,9 +297,9 @@ def _blocks(row, n, bs):
 
 
 GATHER_WRONG = {
-    "not in block i": lambda c, row, n: c.flatten(0, 1)[:n],
-    "keep the first seq_len": lambda c, row, n: c[_blocks(row, n, c.shape[1])].flatten(0, 1),
-    "dropped the partly filled": lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[
+    "the block table was never consulted": lambda c, row, n: c.flatten(0, 1)[:n],
+    "more than seq_len rows": lambda c, row, n: c[_blocks(row, n, c.shape[1])].flatten(0, 1),
+    "partly filled last block are missing": lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[
         :n
     ],
     "not sorted by id": lambda c, row, n: c[_blocks(row, n, c.shape[1]).sort().values].flatten(

@@ -67,26 +67,24 @@ _GATHER_MISTAKES = (
     (
         lambda c, row, n: c.flatten(0, 1)[:n],
         msg(
-            "read through the table: logical block i lives in physical block block_table[i], not in "
-            "block i.",
-            "블록 테이블을 거쳐 읽으세요. 논리 블록 i는 블록 i가 아니라 물리 블록 block_table[i]에 "
-            "있습니다.",
+            "the tokens come from the pool's first blocks, not from the sequence's: the block "
+            "table was never consulted.",
+            "토큰을 시퀀스의 블록이 아니라 풀의 앞쪽 블록에서 가져왔습니다. 블록 테이블을 한 번도 보지 않았습니다.",
         ),
     ),
     (
         lambda c, row, n: c[_used(row, n, c.shape[1])].flatten(0, 1),
         msg(
-            "the last block is only partly filled: keep the first seq_len rows.",
-            "마지막 블록은 일부만 찼습니다. 앞의 seq_len개 행만 남기세요.",
+            "you returned more than seq_len rows: the padding of the partly filled last block "
+            "came along.",
+            "seq_len개보다 많은 행을 반환했습니다. 일부만 찬 마지막 블록의 빈 자리가 딸려 왔습니다.",
         ),
     ),
     (
         lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:n],
         msg(
-            "you dropped the partly filled last block: its tokens count too, so a sequence uses "
-            "ceil(seq_len / block_size) blocks.",
-            "일부만 찬 마지막 블록을 빠뜨렸습니다. 그 블록의 토큰도 세야 하므로 시퀀스는 "
-            "ceil(seq_len / block_size)개 블록을 씁니다.",
+            "the tokens of the partly filled last block are missing.",
+            "일부만 찬 마지막 블록의 토큰이 빠졌습니다.",
         ),
     ),
     (
@@ -335,8 +333,8 @@ def _merge_mistakes():
         (
             lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
             msg(
-                "your weights do not add up to 1: divide by their sum.",
-                "가중치의 합이 1이 아닙니다. 가중치의 합으로 나누세요.",
+                "your output is the answer times a constant: the weights do not add up to 1.",
+                "출력이 정답에 상수를 곱한 값입니다. 가중치의 합이 1이 아닙니다.",
             ),
         ),
         (

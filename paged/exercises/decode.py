@@ -247,10 +247,8 @@ _MISTAKES = (
             read=lambda c, row, n, h: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:, h].float()
         ),
         msg(
-            "the partly filled last block is missing: its tokens count too, so a sequence uses "
-            "ceil(seq_len / block_size) blocks.",
-            "일부만 찬 마지막 블록이 빠졌습니다. 그 블록의 토큰도 세야 하므로 시퀀스는 "
-            "ceil(seq_len / block_size)개 블록을 씁니다.",
+            "the tokens of the partly filled last block are missing.",
+            "일부만 찬 마지막 블록의 토큰이 빠졌습니다.",
         ),
     ),
     (
