@@ -299,9 +299,9 @@ def _blocks(row, n, bs):
 GATHER_WRONG = {
     "the block table was never consulted": lambda c, row, n: c.flatten(0, 1)[:n],
     "more than seq_len rows": lambda c, row, n: c[_blocks(row, n, c.shape[1])].flatten(0, 1),
-    "partly filled last block are missing": lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[
-        :n
-    ],
+    "partly filled last block are missing": lambda c, row, n: c[
+        row[: n // c.shape[1]].long()
+    ].flatten(0, 1)[:n],
     "not sorted by id": lambda c, row, n: c[_blocks(row, n, c.shape[1]).sort().values].flatten(
         0, 1
     )[:n],
