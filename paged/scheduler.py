@@ -217,11 +217,12 @@ class Scheduler:
         """Positions start .. held - 1 of `r`. A request re-prefilled after a preemption keeps
         the token it sampled last (it has no slot yet) and samples nothing new."""
         held, out = self._held(r), self.output_ids[r.req_id]
-        ids = None if r.prompt_token_ids is None else (r.prompt_token_ids + tuple(out))[start:held]
         sample = sample and len(out) <= self.generated[r.req_id]
-        return SeqRun(
-            r.req_id, start, held - start, ids, tuple(self.pool.block_table(r.req_id)), sample
-        )
+        if r.prompt_token_ids is None:  # simulated: no model reads the run's table
+            return SeqRun(r.req_id, start, held - start, None, (), sample)
+        ids = (r.prompt_token_ids + tuple(out))[start:held]
+        table = tuple(self.pool.block_table(r.req_id))
+        return SeqRun(r.req_id, start, held - start, ids, table, sample)
 
     # ---- decode: grow, preempting when the pool runs dry -------------------------------------
     def _grow(self) -> tuple[tuple, list]:

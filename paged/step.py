@@ -24,7 +24,9 @@ class SeqRun:
     start: int  # first position computed (the ones before it are in the cache already)
     num_tokens: int
     token_ids: tuple[int, ...] | None  # the tokens at those positions; None when simulated
-    block_table: tuple[int, ...]  # physical blocks in the pool's block size (contiguous: slots)
+    # physical blocks in the pool's block size (contiguous: slots); () when simulated, where
+    # nothing computes the run (the trace's layouts hold the memory map when it is wanted)
+    block_table: tuple[int, ...]
     sample: bool  # sample the next token from the last position
 
 
