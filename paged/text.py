@@ -13,7 +13,9 @@ module is imported: the catalogue cannot be incomplete.
 from __future__ import annotations
 
 import os
+import re
 import string
+import unicodedata
 from dataclasses import dataclass
 
 LANGUAGES = ("en", "ko")
@@ -61,12 +63,33 @@ class Message:
         return self.ko if language() == "ko" else self.en
 
     def __format__(self, spec: str) -> str:
-        """f"{message:20s}" pads the current language's text, as it would a str."""
-        return format(str(self), spec)
+        """f"{message:20s}" pads the current language's text to 20 columns of a terminal, where
+        a Hangul syllable takes two (so Korean table rows line up as the English ones do)."""
+        return pad(str(self), spec)
 
     def format(self, **fields) -> str:
         """The current language's text with `{fields}` filled in."""
         return str(self).format(**fields)
+
+
+def width(text: str) -> int:
+    """Columns `text` takes in a monospaced font: two for wide (East Asian) characters."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+_SPEC = re.compile(r"([<>^]?)(\d*)s?")
+
+
+def pad(text: str, spec: str) -> str:
+    """format(text, spec) for "<20s", ">20", "^9s" and the like, counting columns, not
+    characters; any other spec as format() takes it."""
+    m = _SPEC.fullmatch(spec)
+    if not m or not m.group(2):
+        return format(text, spec)
+    fill = max(0, int(m.group(2)) - width(text))
+    align = m.group(1) or "<"
+    left = {"<": 0, ">": fill, "^": fill // 2}[align]
+    return " " * left + text + " " * (fill - left)
 
 
 def msg(en: str, ko: str) -> Message:

@@ -34,7 +34,8 @@ def test_a_message_pads_in_an_f_string_and_keys_a_dict(monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "en")
     assert f"[{m:6s}]" == "[swap  ]" and {m: 1}[msg("swap", "스와핑")] == 1
     monkeypatch.setenv("PAGED_LANG", "ko")
-    assert f"[{m:>4s}]" == "[ 스와핑]"
+    assert f"[{m:>8s}]" == "[  스와핑]" and f"[{m:4}]" == "[스와핑]"  # a syllable is 2 columns
+    assert f"{m:^10}|" == "  스와핑  |" and f"{msg('a', '가'):.1}" == "가"  # other specs: format()
 
 
 def test_set_language_checks_its_argument(monkeypatch):

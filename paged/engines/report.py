@@ -30,7 +30,7 @@ def engine_header(engine, num_prompts: int, max_new: int) -> list[str]:
         if isinstance(o, dict):
             lines.append(f"  {name:15s} {o['module']}.{o['class']}")
     fields = engine.objects.get("KVCacheBlock", {}).get("fields", [])
-    lines.append(FIELDS.format(fields=", ".join(fields[:5])))
+    lines.append(FIELDS.format(fields=list(fields[:5])))
     return lines
 
 
@@ -74,6 +74,7 @@ HEADER = msg(
     "{engine} {version}: 요청 {requests}개, 새 토큰 최대 {max_new}개, 크기 {block_size}인 블록 "
     "{blocks}개 (블록 0은 vLLM의 널 블록)",
 )
+ANSWER = msg("{engine}, answer {i}:", "{engine}의 답 {i}:")
 FIELDS = msg("  KVCacheBlock fields: {fields}", "  KVCacheBlock의 필드: {fields}")
 SAME = msg("answers equal to {engine}'s: {parts}", "{engine}의 답과 토큰까지 같은 답: {parts}")
 SAME_PART = msg("{name} {same} of {total}", "{name} {total}개 중 {same}개")

@@ -1,7 +1,7 @@
 """Drawings: pure functions from layouts, traces and results to matplotlib axes. No state.
 
-By what they draw: `pools` (a contiguous arena, a block pool), `tables` (block tables and their
-arrows), `charts` (breakdowns and trade-offs), `kernel` (what a kernel read). `style` holds the
+By what they draw: `pools` (a contiguous arena, a block pool), `tables` (block tables: each logical
+block labelled with its physical block), `charts` (breakdowns and trade-offs), `kernel` (what a kernel read). `style` holds the
 colours every drawing shares; `widgets` (ipywidgets, imported on its own) replays the scheduler
 step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
 """
@@ -10,7 +10,7 @@ from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, dra
 from .fonts import use_cjk_font
 from .kernel import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
-from .style import COLORS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
+from .style import COLORS, HEADERS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
 from .tables import (
     TableGeometry,
     arrow_routes,
@@ -26,6 +26,7 @@ use_cjk_font()
 
 __all__ = [
     "COLORS",
+    "HEADERS",
     "LABELS",
     "POLICY_NAMES",
     "SEQ_COLORS",

@@ -1,7 +1,8 @@
-"""Block tables: each sequence's logical blocks, arrows to physical blocks, shared blocks striped.
+"""Block tables: each sequence's logical blocks labelled with their physical blocks (L1→11), the
+pool coloured by holder, shared blocks striped in each holder's colour.
 
-Arrows are routed through the gaps between blocks and lanes beside them, never across a block
-they do not point at; a block held by several sequences is striped in each holder's colour.
+Arrows, when asked for, are routed through the gaps between blocks and lanes beside them, never
+across a block they do not point at.
 """
 
 from __future__ import annotations
