@@ -15,7 +15,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Browser-test screenshots that the READMEs show (README.ko.md: the Korean edition's widgets).
 SCREENSHOTS := allocator_explorer copy_on_write
-SCREENSHOTS_KO := allocator_explorer block_table_explorer
+SCREENSHOTS_KO := allocator_explorer copy_on_write
 
 .PHONY: setup lab lab-ko test test-more lint notebooks ko figures screenshots bench clean
 

@@ -43,13 +43,14 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-output" / "browser"
 # The English edition: every chapter, every widget interaction. The Korean edition runs the same
 # code, so it needs what differs there: Hangul rendering and Korean outputs (checkers, figures,
-# widgets), and one interaction per widget kind (the copy-on-write explorer of chapter 8 is
-# chapter 3's block-table explorer, so the Korean run does chapters 2, 3, 4 and 9).
+# widgets), and one interaction per widget kind: chapters 2, 3, 4 and 9, and chapter 8, whose
+# copy-on-write explorer (chapter 3's block-table explorer, forked) README.ko.md shows.
 ENGLISH = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 KOREAN = [
     "02_contiguous_allocation.ipynb",
     "03_paging.ipynb",
     "04_head_to_head.ipynb",
+    "08_sharing_and_names.ipynb",
     "09_when_blocks_run_out.ipynb",
 ]
 CHAPTERS = ENGLISH + [f"ko/{name}" for name in KOREAN]
