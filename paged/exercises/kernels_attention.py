@@ -223,22 +223,30 @@ def _is_known(variant):
     return lambda f: same(f.got, known_max_outputs(*f.args, f.m, f.tile, variant), 1e-4)
 
 
+# (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above, equal to
+# and below the block size, block size 1, lengths on block boundaries; scores in the hundreds,
+# then near ±1000. Puzzles 3a and 3b run the same ones.
+SOFTMAX_CASES = (
+    (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
+    (16, (16, 17, 40), 4, 1, 16, 3.0, False),
+    (16, (9, 33), 2, 2, 8, 3.0, False),
+    (1, (3, 9), 2, 2, 4, 3.0, False),
+    (4, (6, 19), 2, 1, 8, 60.0, False),
+    (4, (13, 7), 2, 1, 8, 1.0, True),
+)
+SOFTMAX_SUMMARY = (
+    "block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds and near ±1000"
+)
+
 KNOWN_MAX_SPEC = KernelSpec(
     name="known_max_kernel",
     # the online softmax's cases: a tile loop with the maximum given must pass them all
-    fixed=(
-        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
-        (16, (16, 17, 40), 4, 1, 16, 3.0, False),
-        (1, (3, 9), 2, 2, 4, 3.0, False),
-        (4, (6, 19), 2, 1, 8, 60.0, False),
-        (4, (13, 7), 2, 1, 8, 1.0, True),
-    ),
+    fixed=SOFTMAX_CASES,
     build=_known_case,
     draw=_softmax_draw,
     num_random=3,
     tol=1e-4,
-    summary="block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds and "
-    "near ±1000",
+    summary=SOFTMAX_SUMMARY,
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
@@ -262,23 +270,12 @@ def check_known_max_kernel(kernel, seed=None) -> bool:
 # ---- step 4b · the online softmax: the running maximum -------------------------------------
 ONLINE_SOFTMAX_SPEC = KernelSpec(
     name="online_softmax_kernel",
-    # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above,
-    # equal to and below the block size, block size 1, lengths on block boundaries; scores in
-    # the hundreds, then near ±1000.
-    fixed=(
-        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
-        (16, (16, 17, 40), 4, 1, 16, 3.0, False),
-        (16, (9, 33), 2, 2, 8, 3.0, False),
-        (1, (3, 9), 2, 2, 4, 3.0, False),
-        (4, (6, 19), 2, 1, 8, 60.0, False),
-        (4, (13, 7), 2, 1, 8, 1.0, True),
-    ),
+    fixed=SOFTMAX_CASES,
     build=_softmax_case,
     draw=_softmax_draw,
     num_random=3,
     tol=1e-4,
-    summary="block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds and "
-    "near ±1000",
+    summary=SOFTMAX_SUMMARY,
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
