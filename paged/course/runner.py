@@ -1,19 +1,22 @@
 """Execute notebooks top to bottom in a fresh kernel and store their outputs (`make notebooks`).
 
 python -m paged.course.runner notebooks/*.ipynb
+python -m paged.course.runner --times notebooks/04_head_to_head.ipynb   # the slowest cells, not saved
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
 
-def run(path: Path) -> float:
+def execute(path: Path, record_timing: bool = False):
+    """The notebook at `path`, run top to bottom in a fresh kernel, and its wall time in s."""
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps of an earlier run
@@ -23,16 +26,47 @@ def run(path: Path) -> float:
         timeout=900,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,  # no per-cell timestamps: a re-run changes only what it shows
+        record_timing=record_timing,  # off when saving: a re-run changes only what it shows
     ).execute()
+    return nb, time.perf_counter() - t0
+
+
+def run(path: Path) -> float:
+    """Execute `path` and store its outputs; the seconds it took."""
+    nb, seconds = execute(path)
     nbformat.write(nb, path)
-    return time.perf_counter() - t0
+    return seconds
 
 
-def main(paths: list[str]) -> None:
-    for p in paths:
-        print(f"{p}: executed in {run(Path(p)):.1f} s", flush=True)
+def cell_seconds(nb) -> list[tuple[float, int, str]]:
+    """(seconds, index, cell id) of every executed code cell, slowest first (MEASURED here)."""
+    rows = []
+    for i, cell in enumerate(nb.cells):
+        ex = cell.metadata.get("execution", {})
+        if "iopub.execute_input" in ex and "shell.execute_reply" in ex:
+            start, end = (
+                datetime.fromisoformat(ex[k].replace("Z", "+00:00"))
+                for k in ("iopub.execute_input", "shell.execute_reply")
+            )
+            rows.append(((end - start).total_seconds(), i, cell.get("id", "")))
+    return sorted(rows, reverse=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument(
+        "--times", action="store_true", help="print the slowest cells; save nothing"
+    )
+    args = parser.parse_args(argv)
+    for p in args.paths:
+        if args.times:
+            nb, seconds = execute(Path(p), record_timing=True)
+            slowest = ", ".join(f"cell {i} ({cid}) {s:.1f} s" for s, i, cid in cell_seconds(nb)[:5])
+            print(f"{p}: {seconds:.1f} s; slowest: {slowest}", flush=True)
+        else:
+            print(f"{p}: executed in {run(Path(p)):.1f} s", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
