@@ -156,9 +156,13 @@ def test_pytest_cut_at_its_time_limit_still_leaves_junit_xml(tmp_path, monkeypat
         "import time\n\ndef test_fast():\n    pass\n\ndef test_slow():\n    time.sleep(120)\n"
     )
     monkeypatch.setattr(gpu_tests, "GRACE_S", 10)
-    # 30 s before the interrupt: enough for pytest to start and pass test_fast on a loaded
-    # 2-core machine (CI runs notebooks beside it), far short of the 120 s sleep
-    got = gpu_tests.run_tests(tmp_path, timeout=40, paths=(str(tests),))
+    # 30 s before the interrupt: time for pytest to start on a loaded 2-core machine, far short
+    # of the 120 s sleep; SIGINT ignored here (a background job's lot) must not reach the child
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        got = gpu_tests.run_tests(tmp_path, timeout=40, paths=(str(tests),))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     # cut at its limit, not after the 120 s sleep: the report says so, from the partial XML
     assert (tmp_path / "pytest-0.xml").exists() and got["tests"] >= 1 and got["failures"] == 0
     assert got["failed"] == ["pytest did not finish within 40 s (partial results)"]

@@ -62,6 +62,13 @@ def parse_junit(paths) -> dict:
     return totals | dict(failed=failed)
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT back to its default. A process started in the background of a
+    non-interactive shell inherits SIGINT ignored, and then the SIGINT below would not stop
+    pytest, which would be killed without writing its XML."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_tests(
     out: Path, timeout: float, paths=TESTS, select: str | None = None, shards: int = 1
 ) -> dict:
@@ -81,7 +88,18 @@ def run_tests(
         plugin = ["-p", "paged.gpu.pytest_plugin", "--shard", f"{i}/{shards}"]
         shard = plugin if shards > 1 else []  # one process needs no plugin
         cmd = [*args, *shard, f"--junitxml={out / f'pytest-{i}.xml'}"]
-        procs.append((subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT), log))
+        procs.append(
+            (
+                subprocess.Popen(
+                    cmd,
+                    cwd=root,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=_default_sigint if os.name == "posix" else None,
+                ),
+                log,
+            )
+        )
     deadline = time.monotonic() + max(1.0, timeout - GRACE_S)
     interrupted = False
     for proc, _ in procs:
