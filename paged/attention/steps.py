@@ -150,14 +150,16 @@ def launch_attention(
     per: str = "q_head",
     tile: int = 16,
     out=None,
+    inputs=(),
     **constexprs,
 ):
     """Run a chapter-7 attention kernel; return `out` (num_seqs, num_q_heads, head_dim).
 
     Every step's kernel takes the same arguments: (q, k_cache, v_cache, block_table, seq_lens,
-    out, scale, max_blocks, BLOCK_SIZE, KV_HEADS, GROUP, HEAD_DIM, TILE, **constexprs). The grid
-    has one program per (sequence, query head) when `per="q_head"`, per (sequence, KV head) when
-    `per="kv_head"` (GQA: the group's query heads share one program).
+    *inputs, out, scale, max_blocks, BLOCK_SIZE, KV_HEADS, GROUP, HEAD_DIM, TILE, **constexprs);
+    `inputs` are a step's own extra tensors (puzzle 3a's `m`). The grid has one program per
+    (sequence, query head) when `per="q_head"`, per (sequence, KV head) when `per="kv_head"`
+    (GQA: the group's query heads share one program).
     """
     num_seqs, num_q_heads, head_dim = q.shape
     _, block_size, num_kv_heads, _ = k_cache.shape
@@ -169,6 +171,7 @@ def launch_attention(
         v_cache,
         block_table,
         seq_lens,
+        *inputs,
         out,
         head_dim**-0.5,
         block_table.shape[1],

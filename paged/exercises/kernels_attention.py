@@ -103,7 +103,7 @@ def _softmax_case(params, seed, known_max=False):
         m.copy_(max_scores(*args).float().to(m.device))
         watch.add("m", whole(m), load=np.arange(m_flat.numel()) < m.numel(), where=_m_where(m))
         data["m"] = m.cpu().double()
-        launch = (_launch_known, {"m": m, "out": out, "tile": tile})
+        launch[1]["inputs"] = (m,)  # m_ptr after seq_lens_ptr
 
     def run(kernel):
         with forbidden(_library()):  # the library's attention raises while the kernel runs
@@ -135,28 +135,6 @@ def _library():
         ("paged.paged_attention_ref", paged_attention_ref),
         ("paged.paged_attention", paged_attention),
         ("paged.attention.tiles._attend", tiles._attend.fn),
-    )
-
-
-def _launch_known(kernel, q, k_cache, v_cache, block_table, seq_lens, *, m, out, tile):
-    """Step 3's launch with `m_ptr` after seq_lens_ptr: one program per (sequence, query head)."""
-    num_seqs, num_q_heads, head_dim = q.shape
-    _, block_size, num_kv_heads, _ = k_cache.shape
-    kernel[(num_seqs, num_q_heads)](
-        q,
-        k_cache,
-        v_cache,
-        block_table,
-        seq_lens,
-        m,
-        out,
-        head_dim**-0.5,
-        block_table.shape[1],
-        BLOCK_SIZE=block_size,
-        KV_HEADS=num_kv_heads,
-        GROUP=num_q_heads // num_kv_heads,
-        HEAD_DIM=head_dim,
-        TILE=tile,
     )
 
 
