@@ -55,11 +55,10 @@ def cached_tokens(predicted: int, engine, prompt_tokens: int) -> str:
 
 def speed(engine, course_tokens_per_s: float) -> str:
     """New tokens per second on both sides (MEASURED where they ran; the recording's if absent)."""
-    new = sum(map(len, engine.tokens))
     return SPEED.format(
         engine=engine.engine,
         version=engine.version,
-        engine_tps=new / engine.seconds["generate"],
+        engine_tps=engine.tokens_per_s,
         start=engine.seconds["engine_start"],
         course_tps=course_tokens_per_s,
         cores=engine.machine.get("cores"),

@@ -94,6 +94,11 @@ class EngineResult:
     def num_usable_blocks(self) -> int:
         return self.kv_blocks - NUM_NULL_BLOCKS
 
+    @property
+    def tokens_per_s(self) -> float:
+        """New tokens per second of generation (MEASURED where the run was made)."""
+        return sum(map(len, self.tokens)) / self.seconds["generate"]
+
 
 def vllm_python() -> Path | None:
     """The vLLM environment's Python: `$PAGED_VLLM_PYTHON`, else .venv-vllm's, else None."""
