@@ -159,14 +159,17 @@ class ContiguousAllocator:
 
     def usage(self) -> dict[str, int]:
         """Slots by the paper's Fig. 2 categories; they add up to `capacity_tokens`."""
-        ext = self._extents.values()
+        final_lens = reserved = 0
+        for e in self._extents.values():
+            final_lens += e.final_len
+            reserved += e.reserved
         tokens = sum(self._tokens.values())
         return {
             "token_states": tokens,
-            "reservation": sum(e.final_len for e in ext) - tokens,
-            "internal_fragmentation": sum(e.reserved - e.final_len for e in ext),
+            "reservation": final_lens - tokens,
+            "internal_fragmentation": reserved - final_lens,
             # External fragmentation & others: the allocator's round-up, plus every free slot.
-            "external_fragmentation": self.capacity_tokens - sum(e.reserved for e in ext),
+            "external_fragmentation": self.capacity_tokens - reserved,
         }
 
     @property

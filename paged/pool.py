@@ -177,10 +177,10 @@ class PagedPool:
         a, bs = self.allocator, self.block_size
         held = (a.num_used_blocks - self.null_block) * bs  # the null block counts as "others"
         tokens = self.shared_prefix if self.holds_prefix else 0
-        reserved = 0
+        reserved, shared_full = 0, self._shared_full
         for r in running:
             n = a.num_tokens(r.req_id)
-            tokens += n - self._shared_full  # the prefix's full blocks are counted once
+            tokens += n - shared_full  # the prefix's full blocks are counted once
             reserved += min(-n % bs, r.final_len - n)
         return Usage(tokens, reserved, held - tokens - reserved, self.kv_slots - held)
 

@@ -44,6 +44,7 @@ class Scheduler:
         self.config = c = SchedulerConfig.settle(policy, **options)
         c.check_requests(requests)
         self.kv_slots, self.shared_prefix = c.kv_slots, c.shared_prefix
+        self.eos_token_id = c.eos_token_id
         self.pool = make_pool(c)
         self.record_layout = record_layout
         self._pending = deque(sorted(requests, key=lambda r: (r.arrival_time, r.req_id)))
@@ -132,17 +133,22 @@ class Scheduler:
             step.phase == "decode" and self._decode_finished is not None
         ):
             raise ValueError(f"step {step.index} ({step.phase}) is not the phase being computed")
-        missing = [q for q in step.sampling if token_ids is not None and q not in token_ids]
-        if missing:
-            raise ValueError(f"token_ids has no token for {missing} (step {step.index})")
-        for req_id in step.sampling:
-            self.output_ids[req_id].append(None if token_ids is None else token_ids[req_id])
+        sampling, output_ids = step.sampling, self.output_ids
+        if token_ids is None:  # simulated: nothing was sampled
+            for req_id in sampling:
+                output_ids[req_id].append(None)
+        else:
+            missing = [q for q in sampling if q not in token_ids]
+            if missing:
+                raise ValueError(f"token_ids has no token for {missing} (step {step.index})")
+            for req_id in sampling:
+                output_ids[req_id].append(token_ids[req_id])
         if step.phase == "decode":
-            self._decode_finished = self._finish(list(self.running))
+            self._decode_finished = self._finish(self.running)
             return None
         if step.phase == "mixed":  # every running request ran: any of them may be done
             self._decode_finished = ()
-            return self._record(step, self._finish(list(self.running)))
+            return self._record(step, self._finish(self.running))
         admitted = [r for r in self.running if r.req_id in self._admitted]
         return self._record(step, self._finish(admitted))
 
@@ -151,7 +157,7 @@ class Scheduler:
         while self._pending and self._pending[0].arrival_time <= t:
             self.waiting.append(self._pending.popleft())
         preempted, copies = self._grow()
-        runs = tuple(self._run_of(r, self._held(r) - 1, sample=True) for r in self.running)
+        runs = tuple([self._run_of(r, None, True) for r in self.running])  # newest positions
         self._decoded = Step(t, "decode", runs, len(self.running), preempted, tuple(copies))
         return self._decoded
 
@@ -213,11 +219,15 @@ class Scheduler:
             return r.prompt_len + len(self.output_ids[r.req_id])
         return self._held(r)
 
-    def _run_of(self, r: Request, start: int, sample: bool) -> SeqRun:
-        """Positions start .. held - 1 of `r`. A request re-prefilled after a preemption keeps
-        the token it sampled last (it has no slot yet) and samples nothing new."""
-        held, out = self._held(r), self.output_ids[r.req_id]
-        sample = sample and len(out) <= self.generated[r.req_id]
+    def _run_of(self, r: Request, start: int | None, sample: bool) -> SeqRun:
+        """Positions start .. held - 1 of `r` (start None: the newest, held - 1). A request
+        re-prefilled after a preemption keeps the token it sampled last (it has no slot yet)
+        and samples nothing new."""
+        generated, out = self.generated[r.req_id], self.output_ids[r.req_id]
+        held = r.prompt_len + generated
+        if start is None:
+            start = held - 1
+        sample = sample and len(out) <= generated
         if r.prompt_token_ids is None:  # simulated: no model reads the run's table
             return SeqRun(r.req_id, start, held - start, None, (), sample)
         ids = (r.prompt_token_ids + tuple(out))[start:held]
@@ -228,12 +238,13 @@ class Scheduler:
     def _grow(self) -> tuple[tuple, list]:
         """Give every running request one more slot; return the preempted and the copies."""
         preempted, copies = [], []
+        running, pool, generated = self.running, self.pool, self.generated
         i = 0
-        while i < len(self.running):
-            r = self.running[i]
+        while i < len(running):
+            r = running[i]
             evicted = False
-            while not self.pool.can_grow(r.req_id):
-                victim = self.running.pop()  # the latest arrival
+            while not pool.can_grow(r.req_id):
+                victim = running.pop()  # the latest arrival
                 self._preempt(victim)
                 preempted.append(victim.req_id)
                 if victim is r:
@@ -241,13 +252,13 @@ class Scheduler:
                     break
             if evicted:
                 continue  # r preempted itself; everything before it has its slot
-            copies += self.pool.grow(r.req_id)
-            self.generated[r.req_id] += 1
+            copies += pool.grow(r.req_id)
+            generated[r.req_id] += 1
             i += 1
         return tuple(preempted), copies
 
     def _finish(self, candidates: list[Request]) -> tuple:
-        done = [r for r in candidates if self._is_finished(r)]
+        done = [r for r in candidates if self._is_finished(r)]  # the whole list before any leaves
         for r in done:
             self.pool.release(r.req_id)
             self.running.remove(r)
@@ -256,8 +267,7 @@ class Scheduler:
 
     def _is_finished(self, r: Request) -> bool:
         """At the `output_len`-th token (simulated: decode), or at the end-of-sequence token."""
-        out = self.output_ids[r.req_id]
-        eos = self.config.eos_token_id
+        out, eos = self.output_ids[r.req_id], self.eos_token_id
         return len(out) >= r.output_len or (eos is not None and bool(out) and out[-1] == eos)
 
     def _preempt(self, victim: Request) -> None:

@@ -14,11 +14,12 @@ never sees the model: this data is all that passes between them (nano-vllm's sha
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class SeqRun:
-    """One sequence's work in a step: positions start .. start + num_tokens - 1."""
+class SeqRun(NamedTuple):
+    """One sequence's work in a step: positions start .. start + num_tokens - 1 (a named tuple:
+    a run of thousands of steps builds millions of them)."""
 
     req_id: object
     start: int  # first position computed (the ones before it are in the cache already)
@@ -47,4 +48,4 @@ class Step:
     @property
     def sampling(self) -> tuple:
         """The requests that will sample a token in this phase."""
-        return tuple(r.req_id for r in self.runs if r.sample)
+        return tuple([r.req_id for r in self.runs if r.sample])

@@ -41,9 +41,9 @@ class ContiguousLayout:
     extents: tuple[Extent, ...]
 
 
-@dataclass(frozen=True)
-class StepRecord:
-    """What happened in one decode step, and the memory picture at its end."""
+class StepRecord(NamedTuple):
+    """What happened in one decode step, and the memory picture at its end (a named tuple: a
+    simulated run keeps one per step, tens of thousands)."""
 
     step: int
     usage: Usage
