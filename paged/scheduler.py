@@ -22,7 +22,6 @@ simulated request decodes `output_len` times; a real model also samples from the
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
 
 from . import admission
 from .pool import make_pool
@@ -112,8 +111,7 @@ class Scheduler:
             if self.config.rules != "vllm-v1":
                 return decode
             prefill = self._schedule_prefill()
-            self._decoded = self._prefill = replace(
-                prefill,
+            self._decoded = self._prefill = prefill._replace(
                 phase="mixed",
                 runs=decode.runs + prefill.runs,
                 preempted=decode.preempted,

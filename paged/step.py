@@ -13,7 +13,6 @@ never sees the model: this data is all that passes between them (nano-vllm's sha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 
@@ -31,8 +30,7 @@ class SeqRun(NamedTuple):
     sample: bool  # sample the next token from the last position
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One phase of step `index`: "decode" (every running request, one position each), then
     "prefill" (the requests admitted in this step, each from its first uncached position)."""
 
