@@ -143,3 +143,60 @@ def test_no_particle_templates_in_korean_text():
             if PARTICLE_TEMPLATE.search(line) or FILLED_PARTICLE.search(line):
                 hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
     assert not hits, "a particle that depends on a filled-in value:\n" + "\n".join(hits)
+
+
+# Words a Korean message may keep in English, beyond the scanner's: code and math as written.
+MESSAGE_WORDS = {
+    "id",  # a block's id, as the allocator's API says it
+    "vs",  # "SIMULATED vs PAPER" in figure titles, as the paper's figures read
+    "softmax",  # the function's name, as the chapters write it
+    "load",  # Triton's load/store, kept in English (the glossary's rule)
+    "store",
+    "pos",  # a kernel variable in a written-out condition, `pos < seq_len`
+    "flex",  # the FlexAttention baseline's column name in the benchmark
+}
+GLOSS = re.compile(r"(?<=[\uac00-\ud7a3])\([A-Za-z][A-Za-z -]*\)")  # 최초 적합(first fit)
+
+
+def _catalogue():
+    """Every Message held by a module of `paged` (module constants, and those in its tables)."""
+    import importlib
+    import pkgutil
+
+    import paged
+    from paged.text import Message
+
+    found = {}
+
+    def walk(obj, where, depth=0):
+        if isinstance(obj, Message):
+            found.setdefault(obj, where)
+        elif depth < 2 and isinstance(obj, dict):
+            for key, value in obj.items():
+                walk(key, where, depth + 1)
+                walk(value, where, depth + 1)
+        elif depth < 2 and isinstance(obj, (tuple, list)):
+            for value in obj:
+                walk(value, where, depth + 1)
+
+    for info in pkgutil.walk_packages(paged.__path__, "paged."):
+        if info.name.endswith(("__main__", "vllm_child")):  # scripts: importing runs them
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            walk(obj, f"{info.name}.{name}")
+    return found
+
+
+def test_korean_messages_hold_no_english_words():
+    """What the library prints or draws (figure titles, axis labels, legends, hints, verdicts)
+    comes from the catalogue: its Korean texts are scanned as the chapters' outputs are."""
+    catalogue = _catalogue()
+    assert len(catalogue) > 400  # every module's messages were found
+    problems = []
+    for message, where in catalogue.items():
+        text = GLOSS.sub(" ", re.sub(r"\{[^{}]*\}", " ", message.ko))
+        words = [w for w in english_words(text) if w not in MESSAGE_WORDS]
+        if words:
+            problems.append(f"{where}: {sorted(set(words))}: {message.ko[:80]}")
+    assert not problems, "Korean messages with English words:\n" + "\n".join(problems)

@@ -86,7 +86,7 @@ _FIT_MISTAKES = (
         msg(
             "you picked the smallest hole that is large enough (best fit); first fit takes the "
             "first one in address order.",
-            "충분히 큰 구멍 중 가장 작은 것을 골랐습니다(best fit). first fit은 주소 순서로 처음 "
+            "충분히 큰 구멍 중 가장 작은 것을 골랐습니다(best fit). 최초 적합(first fit)은 주소 순서로 처음 "
             "나오는 구멍을 씁니다.",
         ),
     ),
@@ -94,7 +94,7 @@ _FIT_MISTAKES = (
         _last_fit,
         msg(
             "you returned the last hole that is large enough; first fit stops at the first one.",
-            "충분히 큰 구멍 중 마지막 것을 반환했습니다. first fit은 처음 맞는 구멍에서 멈춥니다.",
+            "충분히 큰 구멍 중 마지막 것을 반환했습니다. 최초 적합은 처음 맞는 구멍에서 멈춥니다.",
         ),
     ),
     (
@@ -115,7 +115,7 @@ _FIT_MISTAKES = (
         _pair,
         msg(
             "you returned the whole (start, length) pair; return only its start.",
-            "(start, length) 쌍 전체를 반환했습니다. 시작 주소만 반환하세요.",
+            "(시작, 길이) 쌍 전체를 반환했습니다. 시작 주소만 반환하세요.",
         ),
     ),
     (

@@ -48,7 +48,7 @@ def kernel_rows(out: Path) -> list[dict] | None:
 ARENA = msg(
     "SIMULATED: contiguous arena over time (Oracle reservation, first-fit, 3,000 slots, "
     "40 ShareGPT-like requests)",
-    "SIMULATED: 시간에 따른 연속 할당 영역 (Oracle 예약, first-fit, 슬롯 3,000개, "
+    "SIMULATED: 시간에 따른 연속 할당 영역 (Oracle 예약, 최초 적합, 슬롯 3,000개, "
     "ShareGPT 비슷한 요청 40개)",
 )
 POOL = msg(
