@@ -182,7 +182,12 @@ def _catalogue():
     for info in pkgutil.walk_packages(paged.__path__, "paged."):
         if info.name.endswith(("__main__", "vllm_child")):  # scripts: importing runs them
             continue
-        module = importlib.import_module(info.name)
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            if info.name.startswith("paged.model"):  # the `model` extra is not installed
+                continue
+            raise
         for name, obj in vars(module).items():
             walk(obj, f"{info.name}.{name}")
     return found
