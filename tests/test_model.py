@@ -25,6 +25,7 @@ from paged.attention.reference import paged_attention_ref
 from paged.model import weights as W
 from paged.model.attention import decode_attention_ref, prefill_attention, select_attention
 from paged.model.cache import Chunk, KVPool, slots_of
+from paged.model.linear import Linear, onednn_available
 from paged.model.runner import ModelRunner, serve
 from paged.scheduler import Scheduler
 from paged.workloads import Request
@@ -226,6 +227,30 @@ def test_prefill_attention_equals_sdpa_on_contiguous_kv():
         k_cache[table[p // bs], p % bs], v_cache[table[p // bs], p % bs] = k[p], v[p]
     full = CausalNoCache(n)(0, q, k, v)
     torch.testing.assert_close(prefill_attention(q[-new:], k_cache, v_cache, table, n), full[-new:])
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5, 12, 24, 100])
+def test_linear_equals_f_linear(rows):
+    """The reordered weight gives F.linear's product to float32 rounding, at every batch size a
+    run meets; float16 and non-CPU inputs go through F.linear itself."""
+    g = torch.Generator().manual_seed(rows)
+    weight = torch.randn(192, 576, generator=g)
+    x = torch.randn(rows, 576, generator=g)
+    linear = Linear(weight)
+    assert linear.packed is not None or not onednn_available(weight)
+    torch.testing.assert_close(linear(x), F.linear(x, weight), rtol=1e-5, atol=1e-4)
+    assert torch.equal(Linear(weight.half())(x.half()), F.linear(x.half(), weight.half()))
+
+
+def test_linear_falls_back_where_onednn_is_missing_or_disagrees(monkeypatch):
+    weight = torch.randn(8, 16)
+    monkeypatch.setattr(torch.ops.mkldnn, "_linear_pointwise", lambda *a: torch.zeros(3, 8))
+    disagreeing = Linear(weight)  # the probe at load catches a wrong product
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
+    missing = Linear(weight)
+    x = torch.randn(4, 16)
+    for linear in (disagreeing, missing):
+        assert linear.packed is None and torch.equal(linear(x), F.linear(x, weight))
 
 
 # ---- the GGUF reader and its cache, on a tiny file written here -----------------------------

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from ..text import msg
+from .linear import Linear
 
 SHAPE = msg(
     "Llama({layers} layers, hidden {hidden}, {q_heads} query / {kv_heads} KV heads of {head_dim}, "
@@ -83,6 +84,8 @@ class Llama:
         self.tokenizer = tokenizer  # set by `paged.model.load`; the forward does not use it
         w = weights["token_embd.weight"]
         self.device, self.dtype = w.device, w.dtype
+        # every weight matrix, laid out once for its products (`paged.model.linear`)
+        self.linear = {name: Linear(t) for name, t in weights.items() if t.dim() == 2}
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -110,22 +113,22 @@ class Llama:
         attention output (num_tokens, num_q_heads, head_dim) and knows where each sequence's
         tokens end (`attend.last_token_index`).
         """
-        c, w = self.config, self.weights
+        c, w, linear = self.config, self.weights, self.linear
         n, d = token_ids.shape[0], c.head_dim
         cos, sin = rope_cos_sin(positions, d, c.rope_theta, self.dtype)
         x = w["token_embd.weight"][token_ids]  # (num_tokens, hidden_size)
         for i in range(c.num_layers):
             p = f"blk.{i}."
             h = rms_norm(x, w[p + "attn_norm.weight"], c.rms_norm_eps)
-            q = F.linear(h, w[p + "attn_q.weight"]).view(n, c.num_q_heads, d)
-            k = F.linear(h, w[p + "attn_k.weight"]).view(n, c.num_kv_heads, d)
-            v = F.linear(h, w[p + "attn_v.weight"]).view(n, c.num_kv_heads, d)
+            q = linear[p + "attn_q.weight"](h).view(n, c.num_q_heads, d)
+            k = linear[p + "attn_k.weight"](h).view(n, c.num_kv_heads, d)
+            v = linear[p + "attn_v.weight"](h).view(n, c.num_kv_heads, d)
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
             out = attend(i, q, k, v)  # (num_tokens, num_q_heads, head_dim)
-            x = x + F.linear(out.reshape(n, c.hidden_size), w[p + "attn_output.weight"])
+            x = x + linear[p + "attn_output.weight"](out.reshape(n, c.hidden_size))
             h = rms_norm(x, w[p + "ffn_norm.weight"], c.rms_norm_eps)
-            gate = F.silu(F.linear(h, w[p + "ffn_gate.weight"]))  # (num_tokens, intermediate)
-            x = x + F.linear(gate * F.linear(h, w[p + "ffn_up.weight"]), w[p + "ffn_down.weight"])
+            gate = F.silu(linear[p + "ffn_gate.weight"](h))  # (num_tokens, intermediate)
+            x = x + linear[p + "ffn_down.weight"](gate * linear[p + "ffn_up.weight"](h))
         x = x[attend.last_token_index]  # (num_seqs, hidden_size): only these are sampled from
         x = rms_norm(x, w["output_norm.weight"], c.rms_norm_eps)
-        return F.linear(x, w["token_embd.weight"])  # the output head is tied to the embedding
+        return linear["token_embd.weight"](x)  # the output head is tied to the embedding
