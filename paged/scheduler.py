@@ -43,7 +43,6 @@ class Scheduler:
         self.config = c = SchedulerConfig.settle(policy, **options)
         c.check_requests(requests)
         self.kv_slots, self.shared_prefix = c.kv_slots, c.shared_prefix
-        self.eos_token_id = c.eos_token_id
         self.pool = make_pool(c)
         self.record_layout = record_layout
         self._pending = deque(sorted(requests, key=lambda r: (r.arrival_time, r.req_id)))
@@ -265,7 +264,7 @@ class Scheduler:
 
     def _is_finished(self, r: Request) -> bool:
         """At the `output_len`-th token (simulated: decode), or at the end-of-sequence token."""
-        out, eos = self.output_ids[r.req_id], self.eos_token_id
+        out, eos = self.output_ids[r.req_id], self.config.eos_token_id
         return len(out) >= r.output_len or (eos is not None and bool(out) and out[-1] == eos)
 
     def _preempt(self, victim: Request) -> None:

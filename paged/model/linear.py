@@ -38,7 +38,8 @@ def onednn_available(weight: torch.Tensor) -> bool:
 
 
 class Linear:
-    """x @ weight.T for x of shape (rows, in_features); `packed` is None where F.linear runs."""
+    """x @ weight.T for x of shape (rows, in_features) on the weight's device; `packed` is None
+    where F.linear runs."""
 
     def __init__(self, weight: torch.Tensor):
         self.weight = weight
@@ -61,11 +62,6 @@ class Linear:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         # One row is a matrix-vector product, which F.linear streams without repacking anyway.
-        if (
-            self.packed is None
-            or x.shape[0] < 2
-            or x.dtype != torch.float32
-            or x.device.type != "cpu"
-        ):
+        if self.packed is None or x.shape[0] < 2 or x.dtype != torch.float32:
             return F.linear(x, self.weight)
         return torch.ops.mkldnn._linear_pointwise(x, self.packed, None, "none", [], "")
