@@ -64,6 +64,14 @@ def test_batch_over_time_and_mean_batch_read_the_trace():
     assert report.mean_batch(_result(trace, [])) == 0.0
 
 
+def test_decode_ms_by_batch_takes_the_median_over_runs():
+    one = _result([], [(3, 0.010), (3, 0.030), (1, 0.004)])
+    two = _result([], [(3, 0.020), (2, 0.008)])
+    assert report.decode_ms_by_batch(one, two) == pytest.approx({1: 4.0, 2: 8.0, 3: 20.0})
+    assert list(report.decode_ms_by_batch(two, one)) == [1, 2, 3]  # by batch size
+    assert report.decode_ms_by_batch(_result([], [])) == {}
+
+
 def test_admitted_at_start_applies_each_policys_admission():
     prompt_lens = [40, 35, 70, 38]  # blocks of 16: 3, 3, 5, 3
     assert report.admitted_at_start(prompt_lens, 200, 20 * 16, "paged") == 4  # prompts only

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import statistics
 from unittest import mock
 
 import torch
@@ -48,6 +49,16 @@ def mean_batch(result: GenerateResult) -> float:
     """Requests per decode step, averaged over the run's decode steps."""
     sizes = [b for b, _ in result.decode_seconds]
     return sum(sizes) / len(sizes) if sizes else 0.0
+
+
+def decode_ms_by_batch(*results: GenerateResult) -> dict[int, float]:
+    """Median milliseconds of one decode step, by batch size, over the decode steps of `results`
+    (MEASURED: wall time on this machine)."""
+    by_batch: dict[int, list[float]] = {}
+    for result in results:
+        for batch, seconds in result.decode_seconds:
+            by_batch.setdefault(batch, []).append(seconds)
+    return {b: 1000 * statistics.median(s) for b, s in sorted(by_batch.items())}
 
 
 def admitted_at_start(
