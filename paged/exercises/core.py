@@ -134,6 +134,7 @@ def run_cases(
     same=operator.eq,
     describe=None,
     *,
+    same_for=None,
     observe=plain,
     show=None,
     none_ok: bool = False,
@@ -149,7 +150,8 @@ def run_cases(
 
     `observe(fn, args)` calls fn and returns (what it returned, what is compared), so a checker
     can compare mutated arguments too; `expected(*args)` gives the compared form directly.
-    `same(got, want)` decides equality, `describe(args)` names a case and `show(value)` a value
+    `same(got, want)` decides equality, or `same_for(args)` gives the `same` of one case (a
+    tolerance that depends on its inputs); `describe(args)` names a case and `show(value)` a value
     in messages. With `none_ok`, None is an answer like any other. `draw(rng)` gives random
     (args, answer) pairs; `params` names the arguments, `mutable` those fn may change; `forbid`
     lists (label, library function) pairs that raise while fn runs; `contract(raw, args)` says
@@ -185,7 +187,8 @@ def run_cases(
     cases = [args for args, _ in pairs]
     wants = [want for _, want in pairs]
     got = [o if isinstance(o, Raised) else o[1] for o in outcomes]
-    wrong = [i for i in range(len(cases)) if not _agree(same, got[i], wants[i])]
+    sames = [same if same_for is None else same_for(args) for args in cases]
+    wrong = [i for i in range(len(cases)) if not _agree(sames[i], got[i], wants[i])]
     if not wrong:
         broken = next(
             (
@@ -213,7 +216,7 @@ def run_cases(
     else:
         print(NOT_QUITE.format(name=name, case=case, got=show(got[i]), want=show(wants[i])))
     _random_note(name, seed, i, num_fixed)
-    hint = _hint(got, wrong, cases, mistakes, same, observe)
+    hint = _hint(got, wants, wrong, cases, mistakes, sames, observe)
     if hint is None:
         triples = [(got[j], wants[j], cases[j]) for j in wrong]
         hint = next((h for test, h in symptoms if _holds(test, triples)), None)
@@ -244,17 +247,22 @@ def _agree(same, a, b) -> bool:
         return False
 
 
-def _hint(got, wrong, cases, mistakes, same, observe):
-    """The hint of a mistake that gives every wrong answer the learner gave (module docstring)."""
+def _hint(got, wants, wrong, cases, mistakes, sames, observe):
+    """The hint of a mistake that gives every wrong answer the learner gave (module docstring);
+    `sames[i]` compares on case i. A mistake that is right where the learner is wrong (a near
+    miss inside one tolerance and outside the other) does not explain it."""
     explains = []
     for mistake, hint in mistakes:
-        agree = []
-        for args, mine in zip(cases, got, strict=True):
+        agree, theirs = [], []
+        for args, mine, same in zip(cases, got, sames, strict=True):
             try:
-                theirs = observe(mistake, copy.deepcopy(args))[1]
+                answer = observe(mistake, copy.deepcopy(args))[1]
             except Exception as exc:
-                theirs = Raised(exc)
-            agree.append(_agree(same, mine, theirs))
+                answer = Raised(exc)
+            theirs.append(answer)
+            agree.append(_agree(same, mine, answer))
+        if any(_agree(sames[i], theirs[i], wants[i]) for i in wrong):
+            continue
         if all(agree):
             return hint
         if all(agree[i] for i in wrong):
