@@ -130,16 +130,12 @@ class Scheduler:
             step.phase == "decode" and self._decode_finished is not None
         ):
             raise ValueError(f"step {step.index} ({step.phase}) is not the phase being computed")
-        sampling, output_ids = step.sampling, self.output_ids
-        if token_ids is None:  # simulated: nothing was sampled
-            for req_id in sampling:
-                output_ids[req_id].append(None)
-        else:
-            missing = [q for q in sampling if q not in token_ids]
-            if missing:
-                raise ValueError(f"token_ids has no token for {missing} (step {step.index})")
-            for req_id in sampling:
-                output_ids[req_id].append(token_ids[req_id])
+        sampling = step.sampling  # a property that builds its tuple: read it once
+        missing = [q for q in sampling if token_ids is not None and q not in token_ids]
+        if missing:
+            raise ValueError(f"token_ids has no token for {missing} (step {step.index})")
+        for req_id in sampling:
+            self.output_ids[req_id].append(None if token_ids is None else token_ids[req_id])
         if step.phase == "decode":
             self._decode_finished = self._finish(self.running)
             return None
@@ -154,7 +150,7 @@ class Scheduler:
         while self._pending and self._pending[0].arrival_time <= t:
             self.waiting.append(self._pending.popleft())
         preempted, copies = self._grow()
-        runs = tuple([self._run_of(r, None, True) for r in self.running])  # newest positions
+        runs = tuple([self._run_of(r, self._held(r) - 1, True) for r in self.running])
         self._decoded = Step(t, "decode", runs, len(self.running), preempted, tuple(copies))
         return self._decoded
 
@@ -216,15 +212,11 @@ class Scheduler:
             return r.prompt_len + len(self.output_ids[r.req_id])
         return self._held(r)
 
-    def _run_of(self, r: Request, start: int | None, sample: bool) -> SeqRun:
-        """Positions start .. held - 1 of `r` (start None: the newest, held - 1). A request
-        re-prefilled after a preemption keeps the token it sampled last (it has no slot yet)
-        and samples nothing new."""
-        generated, out = self.generated[r.req_id], self.output_ids[r.req_id]
-        held = r.prompt_len + generated
-        if start is None:
-            start = held - 1
-        sample = sample and len(out) <= generated
+    def _run_of(self, r: Request, start: int, sample: bool) -> SeqRun:
+        """Positions start .. held - 1 of `r`. A request re-prefilled after a preemption keeps
+        the token it sampled last (it has no slot yet) and samples nothing new."""
+        held, out = self._held(r), self.output_ids[r.req_id]
+        sample = sample and len(out) <= self.generated[r.req_id]
         if r.prompt_token_ids is None:  # simulated: no model reads the run's table
             return SeqRun(r.req_id, start, held - start, None, (), sample)
         ids = (r.prompt_token_ids + tuple(out))[start:held]
@@ -235,13 +227,12 @@ class Scheduler:
     def _grow(self) -> tuple[tuple, list]:
         """Give every running request one more slot; return the preempted and the copies."""
         preempted, copies = [], []
-        running, pool, generated = self.running, self.pool, self.generated
         i = 0
-        while i < len(running):
-            r = running[i]
+        while i < len(self.running):
+            r = self.running[i]
             evicted = False
-            while not pool.can_grow(r.req_id):
-                victim = running.pop()  # the latest arrival
+            while not self.pool.can_grow(r.req_id):
+                victim = self.running.pop()  # the latest arrival
                 self._preempt(victim)
                 preempted.append(victim.req_id)
                 if victim is r:
@@ -249,8 +240,8 @@ class Scheduler:
                     break
             if evicted:
                 continue  # r preempted itself; everything before it has its slot
-            copies += pool.grow(r.req_id)
-            generated[r.req_id] += 1
+            copies += self.pool.grow(r.req_id)
+            self.generated[r.req_id] += 1
             i += 1
         return tuple(preempted), copies
 
