@@ -22,7 +22,7 @@ import pytest
 from model_needs import need
 
 import paged.model as pm
-from paged.engines import convert
+from paged.engines import convert, vllm_process
 from paged.engines import vllm as V
 
 REQUIRE_VLLM = os.environ.get("PAGED_REQUIRE_VLLM", "") not in ("", "0")
@@ -124,7 +124,7 @@ def test_no_vllm_environment_is_named(monkeypatch, tmp_path):
         with pytest.raises(V.VLLMNotFound, match=f"PAGED_VLLM_PYTHON='{bogus}'"):
             V.generate(IDS, 16, kv_blocks=8, live=live)
     monkeypatch.delenv("PAGED_VLLM_PYTHON")
-    monkeypatch.setattr(V, "ROOT", tmp_path)  # a checkout without .venv-vllm
+    monkeypatch.setattr(vllm_process, "ROOT", tmp_path)  # a checkout without .venv-vllm
     with pytest.raises(V.VLLMNotFound, match="make vllm-venv"):
         V.generate(IDS, 16, kv_blocks=8, live=True)
 

@@ -2,8 +2,8 @@
 
     .venv-vllm/bin/python paged/engines/vllm_child.py REQUEST.json RESULT.json
 
-`paged.engines.vllm` starts this file as a script with the vLLM environment's Python: it imports
-nothing from `paged` (that environment has vLLM, not the course). The engine runs in this
+`paged.engines.vllm_process` starts this file as a script with the vLLM environment's Python: it
+imports nothing from `paged` (that environment has vLLM, not the course). The engine runs in this
 process (VLLM_ENABLE_V1_MULTIPROCESSING=0), so its engine core's `Scheduler`, `KVCacheManager`
 and `BlockPool` are plain objects here. `Scheduler.schedule` and `Scheduler.update_from_output`
 are wrapped; each engine step then leaves one record, read from those objects, not derived:

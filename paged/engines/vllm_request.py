@@ -1,0 +1,81 @@
+"""A request to vLLM, checked before anything starts: the form the child runs and a recording keeps.
+
+The pool, counted as the course counts it: vLLM's pool has `kv_blocks` blocks of `block_size`
+slots, and block 0 is its null block, never handed to a request. So `kv_blocks=32` leaves 31
+usable blocks, the pool of `paged.model.generate(..., block_size=32, kv_slots=31 * 32)`.
+"""
+
+from __future__ import annotations
+
+from ..errors import require_int
+from ..model.errors import KVBudgetTooSmall, PromptTooLong
+from ..paging import num_blocks_for
+
+BLOCK_MULTIPLE = 32  # vLLM's CPU attention takes block sizes that are multiples of 32
+NUM_NULL_BLOCKS = 1  # block 0: vLLM's null block
+
+
+def check_request(ids, max_new_tokens, kv_blocks, block_size, max_model_len) -> dict:
+    """The request as the child and the recordings take it; every bad value raises here."""
+    ok = isinstance(ids, list | tuple) and len(ids) > 0
+    if not ok or not all(
+        isinstance(p, list | tuple) and p and all(type(t) is int for t in p) for p in ids
+    ):
+        raise ValueError(
+            f"prompt_token_ids must be a non-empty list of non-empty lists of "
+            f"int ids (paged.model.prompt_ids), got {ids!r:.60}"
+        )
+    max_new_tokens = require_int("max_new_tokens", max_new_tokens, at_least=1)
+    block_size = require_int("block_size", block_size, at_least=1)
+    if block_size % BLOCK_MULTIPLE:
+        raise ValueError(
+            f"block_size={block_size}: vLLM's CPU attention needs a multiple of "
+            f"{BLOCK_MULTIPLE}; use 32 or 64"
+        )
+    kv_blocks = require_int("kv_blocks", kv_blocks, at_least=2)
+    usable = kv_blocks - NUM_NULL_BLOCKS
+    lens = [len(p) + max_new_tokens for p in ids]
+    i = lens.index(max(lens))
+    need = num_blocks_for(lens[i], block_size)
+    if need > usable:
+        raise KVBudgetTooSmall(
+            f"kv_blocks={kv_blocks} ({usable} usable: block 0 is vLLM's null block) cannot hold "
+            f"prompt {i} alone: {len(ids[i])} + max_new_tokens={max_new_tokens} = {lens[i]} tokens "
+            f"need {need} blocks of {block_size}; use kv_blocks >= {need + NUM_NULL_BLOCKS}"
+        )
+    longest = usable * block_size
+    if max_model_len is None:
+        max_model_len = longest
+    max_model_len = require_int("max_model_len", max_model_len, at_least=1)
+    if max_model_len > longest:
+        raise ValueError(
+            f"max_model_len={max_model_len} is longer than the pool holds: "
+            f"({kv_blocks} - 1) x {block_size} = {longest}; lower it or raise "
+            "kv_blocks"
+        )
+    if max_model_len < lens[i]:
+        raise PromptTooLong(
+            f"prompt {i} + max_new_tokens = {lens[i]} tokens > max_model_len="
+            f"{max_model_len}; raise max_model_len"
+        )
+    sizes = {"kv_blocks": kv_blocks, "block_size": block_size, "max_model_len": max_model_len}
+    return {"prompt_token_ids": [list(p) for p in ids], "max_new_tokens": max_new_tokens} | sizes
+
+
+def make_request(
+    prompt_token_ids,
+    max_new_tokens,
+    *,
+    kv_blocks,
+    block_size=32,
+    prefix_caching=False,
+    max_num_seqs=None,
+    max_model_len=None,
+) -> dict:
+    """The request as the child runs it and a recording keeps it (all of `generate`'s checks)."""
+    request = check_request(prompt_token_ids, max_new_tokens, kv_blocks, block_size, max_model_len)
+    request["prefix_caching"] = bool(prefix_caching)
+    request["max_num_seqs"] = (
+        None if max_num_seqs is None else require_int("max_num_seqs", max_num_seqs, at_least=1)
+    )
+    return request

@@ -1,0 +1,157 @@
+"""A vLLM run in the course's shapes: `EngineResult`, made from the child's JSON, live or recorded.
+
+Read from vLLM's objects in each step (see `vllm_child.py`): admitted, resumed and preempted ids,
+tokens scheduled, `Scheduler.running` in order, the number waiting, finished ids, every running
+request's block table and `num_computed_tokens`, `BlockPool.get_num_free_blocks()`, and the new
+token ids and `num_cached_tokens` of every request. Derived here: each step's `Usage` (the paper's
+Fig. 2 categories over the distinct blocks the block tables hold), `peak_batch` (most requests
+scheduled in one step), `preemptions` (preempted ids counted), `cached_prompt_tokens` (the sum of
+`num_cached_tokens`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..text import msg
+from ..trace import PagedLayout, StepRecord, Usage
+from .vllm_request import NUM_NULL_BLOCKS
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """A real engine's run, in the course's shapes (`paged.trace.StepRecord` per engine step)."""
+
+    tokens: list[list[int]]  # new token ids per prompt, in prompt order (EOS kept when it came)
+    trace: tuple[StepRecord, ...]  # layout = every running request's vLLM block table
+    num_free_blocks: tuple[int, ...]  # BlockPool.get_num_free_blocks() at each step's end
+    resumed: tuple[tuple[int, ...], ...]  # per step: the admitted ids that had been preempted
+    num_scheduled_tokens: tuple[dict, ...]  # per step: {prompt index: tokens computed}
+    prompt_lens: list[int]
+    kv_blocks: int  # vLLM's num_gpu_blocks, its null block included
+    block_size: int
+    prefix_caching: bool
+    peak_batch: int  # most requests scheduled in one step
+    preemptions: int
+    cached_prompt_tokens: int  # prompt tokens served from the prefix cache, all requests
+    eos_token_id: int
+    engine: str
+    version: str
+    source: str  # "live" or "recorded"
+    machine: dict = field(default_factory=dict)  # cpu, cores, os: where it ran
+    date: str = ""
+    versions: dict = field(default_factory=dict)  # vllm, torch, transformers
+    config: dict = field(default_factory=dict)  # vLLM's effective scheduler settings
+    objects: dict = field(default_factory=dict)  # vLLM's classes: module paths, block fields
+    metrics: dict = field(default_factory=dict)  # llm.get_metrics(): preemptions, prefix hits
+    seconds: dict = field(default_factory=dict)  # engine start, generation (MEASURED, there)
+
+    @property
+    def steps(self) -> int:
+        return len(self.trace)
+
+    @property
+    def num_usable_blocks(self) -> int:
+        return self.kv_blocks - NUM_NULL_BLOCKS
+
+    @property
+    def tokens_per_s(self) -> float:
+        """New tokens per second of generation (MEASURED where the run was made)."""
+        return sum(map(len, self.tokens)) / self.seconds["generate"]
+
+
+def _usage(tables, block_size: int, final_lens: list[int], usable: int) -> Usage:
+    """Fig. 2's categories over distinct blocks (a prefix-cached block is counted once)."""
+    filled: dict[int, int] = {}
+    reserved = 0
+    for req, table, n in tables:
+        for j, b in enumerate(table):
+            filled[b] = max(filled.get(b, 0), min(block_size, max(n - j * block_size, 0)))
+        reserved += min(len(table) * block_size - n, max(final_lens[req] - n, 0))
+    held, tokens = len(filled) * block_size, sum(filled.values())
+    reserved = min(reserved, held - tokens)
+    return Usage(tokens, reserved, held - tokens - reserved, usable * block_size - held)
+
+
+def from_record(rec: dict, source: str) -> EngineResult:
+    """The course's shapes from the child's JSON (live, or as a recording keeps it)."""
+    request, r = rec["request"], rec["result"]
+    bs, kv_blocks = request["block_size"], request["kv_blocks"]
+    prompt_lens = [len(p) for p in request["prompt_token_ids"]]
+    final_lens = [n + request["max_new_tokens"] for n in prompt_lens]
+    trace = []
+    for t, s in enumerate(r["steps"]):
+        tables = tuple(
+            (i, tuple(s["block_tables"][str(i)]), s["num_computed_tokens"][str(i)])
+            for i in s["running"]
+        )
+        trace.append(
+            StepRecord(
+                step=t,
+                usage=_usage(tables, bs, final_lens, kv_blocks - NUM_NULL_BLOCKS),
+                num_running=len(s["running"]),
+                num_waiting=s["num_waiting"],
+                admitted=tuple(s["admitted"]),
+                preempted=tuple(s["preempted"]),
+                finished=tuple(s["finished"]),
+                layout=PagedLayout(kv_blocks, bs, tables),
+            )
+        )
+    steps = r["steps"]
+    return EngineResult(
+        tokens=[list(t) for t in r["tokens"]],
+        trace=tuple(trace),
+        num_free_blocks=tuple(s["num_free_blocks"] for s in steps),
+        resumed=tuple(tuple(s["resumed"]) for s in steps),
+        num_scheduled_tokens=tuple(
+            {int(k): v for k, v in s["num_scheduled_tokens"].items()} for s in steps
+        ),
+        prompt_lens=prompt_lens,
+        kv_blocks=kv_blocks,
+        block_size=bs,
+        prefix_caching=request["prefix_caching"],
+        peak_batch=max((len(s["num_scheduled_tokens"]) for s in steps), default=0),
+        preemptions=sum(len(s["preempted"]) for s in steps),
+        cached_prompt_tokens=sum(r["num_cached_tokens"]),
+        eos_token_id=r["eos_token_id"],
+        engine="vLLM",
+        version=r["versions"]["vllm"],
+        source=source,
+        machine=r["machine"],
+        date=r["date"],
+        versions=r["versions"],
+        config=r["config"],
+        objects=r["objects"],
+        metrics=r["metrics"],
+        seconds={
+            "engine_start": r["engine_seconds"],
+            "generate": r["generate_seconds"],
+            "peak_rss_mib": r["peak_rss_mib"],
+        },
+    )
+
+
+LIVE = msg(
+    "live: vLLM {version} ran here, now",
+    "실시간: 지금 이 기계에서 실행한 vLLM {version}",
+)
+RECORDED = msg(
+    "recorded: vLLM {version} is not installed here (`make vllm-venv`), so this is its run of the "
+    "same request on {date}, {cpu} ({cores} cores), torch {torch}",
+    "녹화본: 여기에는 vLLM {version} 미설치(`make vllm-venv`). {date}에 "
+    "{cpu}({cores}코어), torch {torch}에서 같은 요청을 실행한 기록을 읽음",
+)
+
+
+def describe_source(run: EngineResult) -> str:
+    """Where `run` comes from: this machine now, or a recording (its date, machine, versions)."""
+    if run.source == "live":
+        return LIVE.format(version=run.version)
+    m, v = run.machine, run.versions
+    return RECORDED.format(
+        version=run.version,
+        date=run.date,
+        cpu=m.get("cpu", "?"),
+        cores=m.get("cores", "?"),
+        torch=v.get("torch", "?"),
+    )
