@@ -7,3 +7,7 @@ FlashAttention-2's paged path) and reports GB/s against the device's peak (`band
 each (`python -m paged.gpu.check --out DIR`); `pytest_plugin` shards the GPU tests for it. Nothing
 in the course imports this folder; chapter 7 reads a benchmark's CSV if one exists.
 """
+
+# First, before any module here imports Triton: where kernels run (GPU or CPU interpreter) is
+# chosen by paged.attention.triton_mode, whichever harness module a command starts from.
+from ..attention import triton_mode  # noqa: F401
