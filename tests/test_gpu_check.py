@@ -35,6 +35,18 @@ def test_without_cuda_it_says_so_in_one_line_and_exits_2(tmp_path):
     assert not (tmp_path / "out").exists()  # nothing was run or written
 
 
+def test_the_dry_run_is_the_interpreter_whatever_the_shell_holds(tmp_path):
+    """TRITON_INTERPRET=0 (or a CUDA GPU) makes this process choose compiled kernels; the dry run
+    starts itself again with the interpreter (no time for any step: the report alone)."""
+    env = os.environ | {"TRITON_INTERPRET": "0", "CUDA_VISIBLE_DEVICES": ""}
+    args = ["-m", "paged.gpu.check", "--dry-run", "--budget-s", "0", "--out", str(tmp_path)]
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env)
+    assert done.returncode == 1, done.stderr[-2000:]  # every step: not run, no time left
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["environment"]["triton_interpret"] is True
+    assert report["errors"][0] == "tests: not run, the time budget ran out"
+
+
 def test_junit_totals_and_failed_names(tmp_path):
     xml = tmp_path / "r.xml"
     xml.write_text(

@@ -28,13 +28,16 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
 Writes to DIR: `gpu_check.json` (all, with `failures`), `pytest-<i>.xml`/`.log`, `registers.csv`,
 `bench_rows.jsonl`, `bench.log`, `kernel_bench_<device>.csv`/`.png`, every number labelled
 MEASURED with its device. Exit status: 0 all passed; 1 something failed (listed in the JSON and
-on the last lines); 2 no CUDA GPU here and no --dry-run (one line, nothing run).
+on the last lines); 2 no CUDA GPU here and no --dry-run (one line, nothing run). The dry run is
+the CPU interpreter whatever the shell holds: where this process chose compiled kernels (a CUDA
+GPU here, or TRITON_INTERPRET=0), it runs itself again with TRITON_INTERPRET=1 (issue 40).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -43,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..attention import triton_mode
 from .pytest_plugin import TESTS, default_shards, parse_junit, run_tests
 
 NO_GPU = "gpu_check: no CUDA GPU here (torch.cuda.is_available() is False); nothing was run."
@@ -80,6 +84,7 @@ def environment(dry_run: bool = False) -> dict:
         triton=triton.__version__,
         python=platform.python_version(),
         platform=platform.platform(),
+        triton_interpret=triton_mode.INTERPRETED,
     )
     if dry_run:
         return dict(device="CPU interpreter (dry run)", capability="", num_sms=0) | versions
@@ -245,6 +250,9 @@ def main(argv=None, steps=STEPS) -> int:
     ap.add_argument("--budget-s", type=float, default=420, help="total time, seconds")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: the CPU interpreter, tiny")
     args = ap.parse_args(argv)
+    if args.dry_run and not triton_mode.INTERPRETED:  # Triton's mode is fixed at its import
+        again = [sys.executable, "-m", "paged.gpu.check", *(sys.argv[1:] if argv is None else argv)]
+        return subprocess.call(again, env=os.environ | {"TRITON_INTERPRET": "1"})
     import torch
 
     if not args.dry_run and not torch.cuda.is_available():
