@@ -601,3 +601,23 @@ def test_the_backend_is_described_in_the_editions_language(monkeypatch):
     monkeypatch.setattr("paged.attention.INTERPRETED", None)
     monkeypatch.setenv("PAGED_LANG", "en")
     assert describe_backend() == "kernel backend: none: Triton does not install on this platform"
+
+
+def test_triton_imported_before_paged_is_named_not_left_to_fail_at_launch():
+    """Issue 40: Triton fixes its mode when first imported; paged decides it, or says what to do."""
+    import os
+    import subprocess
+    import sys
+
+    from paged.attention import triton_mode
+
+    assert triton_mode.loaded_mode() == triton_mode.INTERPRETED  # this process agrees with itself
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for the child, whatever this machine has
+    code = "import triton; import paged.attention as a; print(a.backend())"
+    early = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert early.returncode == 1 and "TritonImportedTooEarly" in early.stderr, early.stderr[-2000:]
+    assert "Import paged" in early.stderr and "TRITON_INTERPRET=1" in early.stderr
+    env["TRITON_INTERPRET"] = "1"  # set before Python starts: Triton imported first is fine
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.split() == ["interpreter"], done.stderr[-2000:]

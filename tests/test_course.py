@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paged.course import colab as course
-from paged.course.colab import Runtime, runtime_hint
+from paged.course.runtime import Runtime, runtime_hint
 
 ROOT = Path(__file__).resolve().parents[1]
 FORK = "someone/their-fork" if course.REPO != "someone/their-fork" else "someone-else/fork"
@@ -147,6 +147,16 @@ def test_runtime_hint_detects_this_machine():
     rt = Runtime.detect()
     assert rt.colab is False and (rt.gpu is None) == (rt.capability is None)
     assert runtime_hint() == runtime_hint(rt)
+
+
+def test_chapters_still_import_runtime_hint_from_colab():
+    """Chapters 0 and 7 (both editions) run `from paged.course.colab import runtime_hint`."""
+    from paged.course.colab import Runtime as ColabRuntime
+    from paged.course.colab import runtime_hint as colab_hint
+
+    assert colab_hint is runtime_hint and ColabRuntime is Runtime
+    with pytest.raises(AttributeError):
+        course.no_such_name  # noqa: B018
 
 
 def test_the_model_chapter_installs_what_it_reads_and_nothing_else():

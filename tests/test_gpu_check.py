@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from paged.gpu import check as gpu_check
 from paged.gpu import pytest_plugin as gpu_tests
 
 LABEL = "MEASURED on NVIDIA H100 80GB HBM3"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_without_cuda_it_says_so_in_one_line_and_exits_2(tmp_path):
@@ -31,6 +33,18 @@ def test_without_cuda_it_says_so_in_one_line_and_exits_2(tmp_path):
     assert done.returncode == 2
     assert lines == [gpu_check.NO_GPU]
     assert not (tmp_path / "out").exists()  # nothing was run or written
+
+
+def test_the_dry_run_is_the_interpreter_whatever_the_shell_holds(tmp_path):
+    """TRITON_INTERPRET=0 (or a CUDA GPU) makes this process choose compiled kernels; the dry run
+    starts itself again with the interpreter (no time for any step: the report alone)."""
+    env = os.environ | {"TRITON_INTERPRET": "0", "CUDA_VISIBLE_DEVICES": ""}
+    args = ["-m", "paged.gpu.check", "--dry-run", "--budget-s", "0", "--out", str(tmp_path)]
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env)
+    assert done.returncode == 1, done.stderr[-2000:]  # every step: not run, no time left
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["environment"]["triton_interpret"] is True
+    assert report["errors"][0] == "tests: not run, the time budget ran out"
 
 
 def test_junit_totals_and_failed_names(tmp_path):
@@ -168,16 +182,39 @@ def test_pytest_cut_at_its_time_limit_still_leaves_junit_xml(tmp_path, monkeypat
     assert got["failed"] == ["pytest did not finish within 40 s (partial results)"]
 
 
+def make_recipe(target: str) -> list[str]:
+    """The command `make <target>` runs, split into words (make itself would rebuild the venv)."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    recipe = lines[lines.index(next(x for x in lines if x.startswith(f"{target}:"))) + 1]
+    return recipe.strip().lstrip("@").split()
+
+
 def dry_run(out, **popen):
-    args = [sys.executable, "-m", "paged.gpu.check", "--dry-run", "--out", str(out)]
-    env = os.environ | {"CUDA_VISIBLE_DEVICES": ""}
+    """`make gpu-check-dry` as a new user's shell runs it: no TRITON_INTERPRET, nothing imported.
+
+    This process has imported `paged`, which set TRITON_INTERPRET=1 here; a child that inherited it
+    would hide a step that imports Triton before `paged` decides (issue 40), so it goes.
+    """
+    words = make_recipe("gpu-check-dry")
+    assert words[:5] == ["$(BIN)/python", "-m", "paged.gpu.check", "--dry-run", "--out"]
+    assert len(words) == 6, words
+    args = [sys.executable, *words[1:-1], str(out)]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["CUDA_VISIBLE_DEVICES"] = ""  # hides a GPU if this machine has one
     return subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **popen
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        **popen,
     )
 
 
 def test_the_dry_run_runs_every_step_and_reports_after_each(tmp_path):
-    """No GPU: every step on tiny shapes; the report on disk holds each step once it is done."""
+    """No GPU, a clean shell: every step on tiny shapes, no failure; the report on disk holds each
+    step once it is done."""
     proc, done, lines = dry_run(tmp_path), [], []
     for line in proc.stdout:
         lines.append(line)

@@ -1,21 +1,17 @@
 """Paged decode attention: a PyTorch reference and a Triton kernel.
 
-Importing this package sets TRITON_INTERPRET=1 when no CUDA GPU is present, before the kernel is
-defined, so the Triton kernel runs on the CPU interpreter. Without Triton (macOS, Windows) the
-reference still works and `paged_attention` raises a message saying where to run it.
+Importing this package first decides where Triton's kernels run (`triton_mode`): without a CUDA
+GPU it sets TRITON_INTERPRET=1 before Triton is imported, so the kernels run on the CPU
+interpreter, and it says what to do if Triton was already imported the other way. Without
+Triton (macOS, Windows) the reference still works and `paged_attention` raises a message saying
+where to run it.
 """
 
 from __future__ import annotations
 
-import os
-
-import torch
-
 from ..text import msg
+from . import triton_mode  # noqa: F401  (first: before anything below imports Triton)
 from .reference import check_inputs, gather_kv, paged_attention_ref
-
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 try:
     from .kernel import INTERPRETED, paged_attention

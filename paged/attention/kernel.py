@@ -20,7 +20,7 @@ below. The tile loop itself lives in `tiles.py`, shared with the balanced varian
 (`balanced.py`); the variants to measure side by side are launch options (`launch.VARIANTS`,
 `variant=`; the default is the baseline). Unchecked inputs (check_values=False) stay inside
 memory: lengths are clamped to the table's capacity and block ids to the cache. Without a CUDA
-GPU the package sets TRITON_INTERPRET=1 before this module is imported, so the same kernels run
+GPU `triton_mode` sets TRITON_INTERPRET=1 before this module is imported, so the same kernels run
 (slowly) on the CPU. Layout and conventions: see `reference.py`.
 """
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import sys
 from dataclasses import dataclass
 
@@ -49,8 +48,8 @@ from .launch import (
 )
 from .reference import check_inputs
 from .tiles import _attend, _clamp, _load_q, _store_partial
+from .triton_mode import INTERPRETED
 
-INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DEFAULT_PARTITION_SIZE = 512  # tokens per split-K partition (vLLM's v2 kernel uses 512 too)
 MERGE_CHUNK = 16  # segments the merge reads per step
 

@@ -5,7 +5,7 @@ capability, SM count, shapes), so the choices for a T4 (sm_75), an A100 (sm_80) 
 (sm_90) can be checked on a laptop under Triton's CPU interpreter:
 
 - `VARIANTS`: the baseline kernel and the three changes a bandwidth-bound decode kernel needs
-  most, each a launch option, so one GPU run measures each against the baseline (`bench.py`):
+  most, each a launch option, so one GPU run measures each against the baseline (`kernel_sweep`):
   `prefetch` fetches the next tile's block ids while the current tile is read, with a 64-token
   tile for head_dim <= 128; `balanced` cuts the work into near-equal chunks on a grid sized to
   the device (as FlashInfer's plan and vLLM's 3-D unified kernel do) instead of whole 512-token

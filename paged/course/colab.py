@@ -19,7 +19,6 @@ import hashlib
 import json
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 REPO = "paged-attention-course/paged-attention-course"
@@ -219,55 +218,15 @@ def set_repo(root: Path, repo: str, only: list[Path] | None = None) -> list[str]
     return report
 
 
-# --- what runtime is this? ---------------------------------------------------------------------
+# --- chapters 0 and 7 import runtime_hint from here (their committed cells); it lives in runtime
 
 
-@dataclass(frozen=True)
-class Runtime:
-    """Where the notebook runs: in Colab or not; the GPU's name and compute capability, if any."""
+def __getattr__(name: str):
+    if name in ("Runtime", "runtime_hint"):  # imported late: this file runs before any install
+        from paged.course import runtime
 
-    colab: bool
-    gpu: str | None = None
-    capability: tuple[int, int] | None = None
-
-    @classmethod
-    def detect(cls) -> Runtime:
-        import torch
-
-        colab = "google.colab" in sys.modules
-        if not torch.cuda.is_available():
-            return cls(colab)
-        return cls(colab, torch.cuda.get_device_name(), tuple(torch.cuda.get_device_capability()))
-
-
-def runtime_hint(runtime: Runtime | None = None) -> str | None:
-    """What a learner should change before the kernel chapter, or None when all is well."""
-    # Imported here: the rest of this file runs before the course is installed (see above).
-    from paged.text import msg
-
-    rt = runtime or Runtime.detect()
-    if rt.gpu is None:
-        if not rt.colab:
-            return None  # local CPU: the kernel runs under Triton's interpreter, as chapter 0 says
-        return str(
-            msg(
-                "This Colab runtime has no GPU, so the Triton kernels of chapters 6 and 7 would crawl "
-                "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → Save, "
-                "then run the notebook again from the top.",
-                "이 Colab 런타임에는 GPU가 없어서 6장과 7장의 Triton 커널이 CPU "
-                "인터프리터에서 아주 느리게 돕니다. 런타임 → 런타임 유형 변경 → T4 GPU → 저장을 "
-                "고른 뒤, 노트북을 처음부터 다시 실행하세요.",
-            )
-        )
-    major, minor = rt.capability
-    if major < 8:
-        return msg(
-            "{gpu} (sm_{major}{minor}) has no bf16 tensor cores: use fp16 (dtype=torch.float16), "
-            "not bf16, for the kernel.",
-            "{gpu} (sm_{major}{minor})에는 bf16 텐서 코어가 없습니다. 커널에는 bf16이 아니라 "
-            "fp16(dtype=torch.float16)을 쓰세요.",
-        ).format(gpu=rt.gpu, major=major, minor=minor)
-    return None
+        return getattr(runtime, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- command line ------------------------------------------------------------------------------

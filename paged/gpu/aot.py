@@ -9,8 +9,8 @@ all, and the registers, shared memory and spills each launch configuration and v
 `launch.launch_config` costs. Spills show up in cuobjdump's STACK (the per-thread stack frame
 that ptxas spills registers to; sm_75 at tile 64: `REG:255 STACK:1408 LOCAL:0`), not only in
 LOCAL, so `spills` counts both. These are properties of the compiled code, not timings; the
-occupancy they imply still has to be confirmed on the GPU: `launch_rows` records the same
-numbers from real launches there (MEASURED, `gpu_check`'s registers step).
+occupancy they imply still has to be confirmed on the GPU: `registers.launch_rows` records the
+same numbers from real launches there (MEASURED, `gpu_check`'s registers step).
 
 Compiling needs a process where TRITON_INTERPRET is not 1; `report_jobs` starts
 one. Every variant at its default launch, for the three GPUs (head_dim 128, group 4):
@@ -26,7 +26,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 COLUMNS = (
@@ -195,84 +194,6 @@ def report_jobs(jobs: list[dict], timeout=300) -> list[list[dict]]:
     if done.returncode:
         raise RuntimeError(f"ahead-of-time compile failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
-
-
-def launch_configs(capability, dry_run: bool) -> list[dict]:
-    """Launch configurations whose compiled kernels to record: variants, paths, the sweep."""
-    import torch
-
-    from ..attention.launch import VARIANTS
-    from . import bench
-
-    f16 = torch.float16
-    if dry_run:  # head_dim 16: every path, split, variant and one swept config, tiny
-        paths = [dict(path=p, split=s) for p in (None, "cuda_core") for s in (False, True)]
-        others = [dict(variant=v) for v in VARIANTS] + [dict(tile=16, num_warps=2)]
-        return [dict(head_dim=16, dtype=f16) | c for c in paths + others]
-    dtypes = [f16] + ([torch.bfloat16] if capability >= (8, 0) else [])
-    configs = [
-        dict(head_dim=d, dtype=t, path=p, split=s)
-        for d in (64, 128, 256)
-        for t in dtypes
-        for p in (None, "cuda_core")
-        for s in (False, True)
-    ]
-    sweep = bench.sweep_configs(bench.default_sweep(capability))
-    variants = [dict(head_dim=128, dtype=f16, variant=v) for v in VARIANTS]
-    # Most telling first (the budget may stop the list): variants, paths, then the sweep, whose
-    # compiled kernels the benchmark then finds in Triton's cache.
-    return variants + configs + [dict(head_dim=128, dtype=f16, split=False, **c) for c in sweep]
-
-
-def launch_rows(deadline: float, label: str, dry_run: bool = False) -> list[dict]:
-    """Registers, spills and shared memory of each compiled kernel, per launch configuration."""
-    import torch
-    from triton.runtime.errors import OutOfResources
-
-    from ..attention.kernel import launch
-    from . import bench
-
-    device = "cpu" if dry_run else "cuda"
-    capability = None if dry_run else torch.cuda.get_device_capability(0)
-    shape = (2, 24) if dry_run else (4, 1000)
-    rows = []
-    for config in launch_configs(capability, dry_run):
-        config = dict(config)
-        head_dim, dtype = config.pop("head_dim"), config.pop("dtype")
-        row = dict(
-            label=label, head_dim=head_dim, dtype=str(dtype).removeprefix("torch."), **config
-        )
-        if time.monotonic() > deadline:
-            rows.append(row | dict(note="skipped: the time budget ran out"))
-            continue
-        case = bench.make_inputs(
-            *shape, 16, 4 if dry_run else 32, 2 if dry_run else 8, head_dim, dtype, device
-        )
-        try:
-            ran = launch(*case, **config)
-        except OutOfResources as exc:  # larger than this GPU's shared memory: filtered out
-            rows.append(row | dict(note=f"skipped: does not fit this GPU: {exc}"[:300]))
-            continue
-        except Exception as exc:
-            rows.append(row | dict(error=f"{type(exc).__name__}: {exc}"[:300]))
-            continue
-        cfg = ran.config
-        for name, compiled in zip(("attention", "merge"), ran.compiled or [None], strict=False):
-            rows.append(
-                row
-                | dict(
-                    kernel=name,
-                    path=cfg.path,
-                    tile=cfg.tile,
-                    variant=cfg.variant,
-                    num_warps=cfg.num_warps,
-                    num_stages=cfg.num_stages,
-                    registers=getattr(compiled, "n_regs", ""),
-                    spills=getattr(compiled, "n_spills", ""),
-                    shared_bytes=getattr(getattr(compiled, "metadata", None), "shared", ""),
-                )
-            )
-    return rows
 
 
 def main(argv=None) -> None:

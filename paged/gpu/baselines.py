@@ -1,4 +1,4 @@
-"""Other decode-attention implementations to time beside ours, at the same shapes (for bench.py).
+"""Other decode-attention implementations to time beside ours, at the same shapes (kernel_sweep).
 
 Each `make_*` takes our inputs (NHD cache `(num_blocks, block_size, num_kv_heads, head_dim)`,
 int32 block table and seq_lens, see `reference.py`), does any layout conversion once, outside

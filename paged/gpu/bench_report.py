@@ -1,7 +1,7 @@
 """Reading the benchmark's rows: ratios between variants, a text table, the CSV and the figure.
 
-`bench.run` measures; this module only compares and draws what it measured. Each kernel variant
-(`launch.VARIANTS`) gets, per shape, its speed-up over the baseline kernel on the same inputs
+`kernel_sweep.run` measures; this module only compares and draws what it measured. Each kernel
+variant (`launch.VARIANTS`) gets, per shape, its speed-up over the baseline kernel on the same inputs
 (`speedup_vs_baseline` = baseline time / variant time, > 1 is faster) and over FlexAttention's
 paged path where that was timed at the same shape and block size (`speedup_vs_flex`). The
 launcher's default (`launch.DEFAULT_VARIANT`) changes only after a GPU run has shown which

@@ -13,13 +13,14 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
 - tests: the kernel and benchmark tests on this GPU (`gpu`-marked ones included: fp16 and
   bf16, GQA 1-8, head_dim 64-256, block sizes 1-256, split and unsplit, seq_len 0, NaN in
   unused slots, every kernel variant), in parallel pytest shards, stopped at the cap with
-  their JUnit XML kept (`gpu_tests.py`).
+  their JUnit XML kept (`pytest_plugin.py`).
 - registers: registers, spills and shared memory of the compiled kernels per launch
-  configuration and variant (`aot.launch_rows`); a configuration larger than this GPU's shared
-  memory is recorded as not fitting, not as a failure.
-- bench: `bench.py` in a child process that appends each row to `bench_rows.jsonl` as soon as
-  it is measured and is killed at the cap: block sizes, the variants side by side (GB/s, % of
-  the measured copy bandwidth, speed-up over the baseline and FlexAttention), baselines, sweep.
+  configuration and variant (`registers.launch_rows`); a configuration larger than this GPU's
+  shared memory is recorded as not fitting, not as a failure.
+- bench: `kernel_bench.py` in a child process that appends each row to `bench_rows.jsonl` as
+  soon as it is measured and is killed at the cap: block sizes, the variants side by side (GB/s,
+  % of the measured copy bandwidth, speed-up over the baseline and FlexAttention), baselines,
+  sweep.
 - model: chapter 10's real model on this GPU (`paged.model.bench.serve`): paged through the
   Triton kernel against contiguous "max" in one KV budget, tokens compared, peak batch and
   tokens/s; recorded as skipped where the `model` extra or the weights are not installed.
@@ -27,13 +28,16 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
 Writes to DIR: `gpu_check.json` (all, with `failures`), `pytest-<i>.xml`/`.log`, `registers.csv`,
 `bench_rows.jsonl`, `bench.log`, `kernel_bench_<device>.csv`/`.png`, every number labelled
 MEASURED with its device. Exit status: 0 all passed; 1 something failed (listed in the JSON and
-on the last lines); 2 no CUDA GPU here and no --dry-run (one line, nothing run).
+on the last lines); 2 no CUDA GPU here and no --dry-run (one line, nothing run). The dry run is
+the CPU interpreter whatever the shell holds: where this process chose compiled kernels (a CUDA
+GPU here, or TRITON_INTERPRET=0), it runs itself again with TRITON_INTERPRET=1 (issue 40).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -42,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..attention import triton_mode
 from .pytest_plugin import TESTS, default_shards, parse_junit, run_tests
 
 NO_GPU = "gpu_check: no CUDA GPU here (torch.cuda.is_available() is False); nothing was run."
@@ -79,6 +84,7 @@ def environment(dry_run: bool = False) -> dict:
         triton=triton.__version__,
         python=platform.python_version(),
         platform=platform.platform(),
+        triton_interpret=triton_mode.INTERPRETED,
     )
     if dry_run:
         return dict(device="CPU interpreter (dry run)", capability="", num_sms=0) | versions
@@ -103,14 +109,14 @@ def step_tests(ctx: Context, seconds: float) -> dict:
 
 
 def step_registers(ctx: Context, seconds: float) -> list[dict]:
-    """Registers, spills and shared memory of the kernels this GPU compiled (aot.launch_rows)."""
-    from .aot import launch_rows
+    """Registers, spills and shared memory of the kernels this GPU compiled (launch_rows)."""
+    from .registers import launch_rows
 
     return launch_rows(time.monotonic() + seconds, ctx.label, ctx.dry_run)
 
 
 def step_bench(ctx: Context, seconds: float) -> list[dict]:
-    """bench.py in a child process, killed at `seconds`; its rows as far as it got."""
+    """kernel_bench.py in a child process, killed at `seconds`; its rows as far as it got."""
     from .bench_report import add_ratios
 
     rows_path = ctx.out / "bench_rows.jsonl"
@@ -119,7 +125,7 @@ def step_bench(ctx: Context, seconds: float) -> list[dict]:
     cmd = [
         sys.executable,
         "-m",
-        "paged.gpu.bench",
+        "paged.gpu.kernel_bench",
         "--jsonl",
         str(rows_path),
         "--budget-s",
@@ -174,8 +180,7 @@ STEPS = (
 
 def write_report(result: dict, out: Path, figure: bool = True) -> None:
     """gpu_check.json, registers.csv, and the benchmark's CSV and PNG, all labelled."""
-    from . import bench
-    from .bench_report import device_slug, plot
+    from .bench_report import device_slug, plot, write_csv
 
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "gpu_check.json.tmp"
@@ -183,11 +188,11 @@ def write_report(result: dict, out: Path, figure: bool = True) -> None:
     tmp.replace(out / "gpu_check.json")  # whole or not at all, even if killed while writing
     label = result["label"]
     if result.get("registers"):
-        bench.write_csv(result["registers"], out / "registers.csv")
+        write_csv(result["registers"], out / "registers.csv")
     rows = result.get("bench") or []
     if rows:
         device = device_slug(rows[0]["device"])
-        bench.write_csv(rows, out / f"kernel_bench_{device}.csv")
+        write_csv(rows, out / f"kernel_bench_{device}.csv")
         env = result["environment"]
         caption = (
             f"{label}; torch {env['torch']}, triton {env['triton']}; batch {rows[0]['batch']} x "
@@ -245,6 +250,9 @@ def main(argv=None, steps=STEPS) -> int:
     ap.add_argument("--budget-s", type=float, default=420, help="total time, seconds")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: the CPU interpreter, tiny")
     args = ap.parse_args(argv)
+    if args.dry_run and not triton_mode.INTERPRETED:  # Triton's mode is fixed at its import
+        again = [sys.executable, "-m", "paged.gpu.check", *(sys.argv[1:] if argv is None else argv)]
+        return subprocess.call(again, env=os.environ | {"TRITON_INTERPRET": "1"})
     import torch
 
     if not args.dry_run and not torch.cuda.is_available():
