@@ -7,7 +7,7 @@
 
 The pieces, each its own module: `weights` (find the GGUF file, dequantize, cache, tokenizer),
 `llama` (the forward pass), `attention` (reading K and V through block tables; which variant
-runs where), `cache` (the KV pool and one model call over chunks of sequences), `runner`
+runs where), `cache` (the KV cache and one model call over chunks of sequences), `runner`
 (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate` (chat prompts
 in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `bench`
 (MEASURED load and step times: `python -m paged.model.bench`). Needs the optional extra:
