@@ -23,10 +23,14 @@ from model_needs import need
 import paged.model as pm
 from paged.attention.reference import paged_attention_ref
 from paged.model import weights as W
-from paged.model.attention import decode_attention_ref, prefill_attention, select_attention
+from paged.model.attention_backend import (
+    decode_attention_ref,
+    prefill_attention,
+    select_attention,
+)
 from paged.model.cache import Chunk, KVCache, slots_of
 from paged.model.linear import Linear, onednn_available
-from paged.model.runner import ModelRunner, serve
+from paged.model.model_runner import ModelRunner, serve
 from paged.scheduler import Scheduler
 from paged.workloads import Request
 

@@ -8,7 +8,7 @@ arena is the same cache viewed with block_size 1: its "block table" lists one sl
 `run_chunks` is one model call. Each `Chunk` is a run of new tokens of one sequence (a whole
 prompt in a prefill, a single token in a decode step) with the block table that covers the
 sequence up to its last new token. Every layer writes the new tokens' K and V to their slots,
-then reads the whole sequence back through the block table (`paged.model.attention`): so the
+then reads the whole sequence back through the block table (`paged.model.attention_backend`): so the
 tokens a sequence already held (generated earlier, or a prefix shared with another sequence)
 are never recomputed, and where they live in the cache does not matter.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .attention import AttentionBackend
+from .attention_backend import AttentionBackend
 from .llama import Llama
 
 

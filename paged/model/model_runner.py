@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..scheduler import Scheduler
 from ..step import SeqRun, Step
 from ..trace import StepRecord
-from .attention import AttentionBackend
+from .attention_backend import AttentionBackend
 from .cache import Chunk, KVCache, run_chunks
 from .llama import Llama
 
