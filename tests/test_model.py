@@ -23,10 +23,14 @@ from model_needs import need
 import paged.model as pm
 from paged.attention.reference import paged_attention_ref
 from paged.model import weights as W
-from paged.model.attention import decode_attention_ref, prefill_attention, select_attention
-from paged.model.cache import Chunk, KVPool, slots_of
+from paged.model.attention_backend import (
+    decode_attention_ref,
+    prefill_attention,
+    select_attention,
+)
+from paged.model.cache import Chunk, KVCache, slots_of
 from paged.model.linear import Linear, onednn_available
-from paged.model.runner import ModelRunner, serve
+from paged.model.model_runner import ModelRunner, serve
 from paged.scheduler import Scheduler
 from paged.workloads import Request
 
@@ -111,12 +115,12 @@ def serve_tiny(
 ):
     """Run the tiny model through the scheduler; `attention`: the device whose choice to use."""
     paged = policy == "paged"
-    pool = KVPool(
+    cache = KVCache(
         model,
         kv_slots // block_size * block_size if paged else kv_slots,
         block_size if paged else 1,
     )
-    runner = ModelRunner(model, pool, select_attention(attention))
+    runner = ModelRunner(model, cache, select_attention(attention))
     options = dict(block_size=block_size, shared_prefix=shared_prefix) if paged else {}
     requests = [
         Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p)) for i, p in enumerate(prompts)
@@ -190,7 +194,7 @@ def test_block_tables_give_the_schedulers_slots():
     seen = []
     model, prompts = tiny_model(), tiny_prompts(3)
     for policy, options, size in (("paged", dict(block_size=4), 4), ("oracle", {}, 1)):
-        runner = ModelRunner(model, KVPool(model, 200, size), select_attention("cpu"))
+        runner = ModelRunner(model, KVCache(model, 200, size), select_attention("cpu"))
         reqs = [Request(i, len(p), 6, prompt_token_ids=tuple(p)) for i, p in enumerate(prompts)]
         s = Scheduler(reqs, policy, kv_slots=200, prefill_samples=True, **options)
         while not s.done:
@@ -542,8 +546,8 @@ def test_bad_input_is_refused_before_anything_is_allocated(
 ):
     gen = importlib.import_module("paged.model.generate")  # the module, not the function
 
-    built = []  # the scheduler refuses what cannot run before the KV pool (memory) is made
-    monkeypatch.setattr(gen, "KVPool", lambda *a, **k: built.append("pool"))
+    built = []  # the scheduler refuses what cannot run before the KV cache (memory) is made
+    monkeypatch.setattr(gen, "KVCache", lambda *a, **k: built.append("cache"))
     args = dict(prompts=PROMPTS, max_new_tokens=4) | kwargs
     with pytest.raises(error, match=match):
         pm.generate(model, **args)

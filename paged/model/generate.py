@@ -2,8 +2,8 @@
 
 `generate` formats each prompt with the model's chat template, turns it into a
 `paged.Request`, and serves it with `paged.scheduler.Scheduler`, whose steps the model computes
-(`paged.model.runner`): the same admission, decode and preemption loop that the simulator runs,
-now computing real tokens. The KV cache is one pool (`KVPool`) sized by `kv_slots`; the policy
+(`paged.model.model_runner`): the same admission, decode and preemption loop the simulator runs,
+now computing real tokens. The KV cache (`KVCache`) is sized by `kv_slots`; the policy
 decides how it is handed out:
 - "paged": blocks of `block_size` slots, taken one at a time as sequences grow (§4.1-4.3),
   whole sequences preempted and later recomputed when blocks run out (§4.5);
@@ -26,11 +26,11 @@ from ..scheduler import Scheduler
 from ..scheduler_config import DEFAULT_WATERMARK
 from ..trace import StepRecord
 from ..workloads import Request
-from .attention import select_attention
-from .cache import KVPool
+from .attention_backend import select_attention
+from .cache import KVCache
 from .errors import PromptTooLong
 from .llama import Llama
-from .runner import ModelRunner, serve
+from .model_runner import ModelRunner, serve
 from .weights import check_tokenizer
 
 POLICIES = ("paged", "max")
@@ -204,8 +204,8 @@ def generate(
     )
     # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
     scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
-    pool = KVPool(model, scheduler.pool.num_slots, scheduler.pool.block_size)
-    served = serve(scheduler, ModelRunner(model, pool, attention))
+    cache = KVCache(model, scheduler.pool.num_slots, scheduler.pool.block_size)
+    served = serve(scheduler, ModelRunner(model, cache, attention))
     trace, seconds = served.trace, served.seconds
     tokens = [scheduler.output_ids[i] for i in range(len(ids))]
     return GenerateResult(

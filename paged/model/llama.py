@@ -2,7 +2,7 @@
 
 This is the whole model the course serves (SmolLM2-135M-Instruct is a small Llama). It holds no
 KV cache of its own: each layer hands its new queries, keys and values to `attend`, a callable
-from `paged.model.cache` that writes K/V into the paged pool and reads them back through the
+from `paged.model.cache` that writes K/V into the `KVCache` and reads them back through the
 block table. So the same forward runs a prefill (many tokens of one sequence) and a decode step
 (one token from each of many sequences); which of the two is the `attend` object's business.
 

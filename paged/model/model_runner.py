@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from ..scheduler import Scheduler
 from ..step import SeqRun, Step
 from ..trace import StepRecord
-from .attention import AttentionBackend
-from .cache import Chunk, KVPool, run_chunks
+from .attention_backend import AttentionBackend
+from .cache import Chunk, KVCache, run_chunks
 from .llama import Llama
 
 
@@ -30,20 +30,20 @@ def _chunk(run: SeqRun) -> Chunk:
 
 
 class ModelRunner:
-    """Computes a scheduler's steps on `model`, with K and V in `pool`."""
+    """Computes a scheduler's steps on `model`, with K and V in `cache`."""
 
-    def __init__(self, model: Llama, pool: KVPool, attention: AttentionBackend):
-        self.model, self.pool, self.attention = model, pool, attention
+    def __init__(self, model: Llama, cache: KVCache, attention: AttentionBackend):
+        self.model, self.cache, self.attention = model, cache, attention
 
     def run(self, step: Step) -> dict:
         """Compute `step`; return {req_id: next token id} for each run that samples."""
         if step.prefix is not None:  # the shared prefix's K and V, once, into its own blocks
-            run_chunks(self.model, self.pool, self.attention, [_chunk(step.prefix)])
+            run_chunks(self.model, self.cache, self.attention, [_chunk(step.prefix)])
         if step.copies:
-            self.pool.copy_blocks(list(step.copies))
+            self.cache.copy_blocks(list(step.copies))
         if not step.runs:
             return {}
-        logits = run_chunks(self.model, self.pool, self.attention, [_chunk(r) for r in step.runs])
+        logits = run_chunks(self.model, self.cache, self.attention, [_chunk(r) for r in step.runs])
         next_ids = logits.argmax(dim=-1).tolist()
         return {r.req_id: t for r, t in zip(step.runs, next_ids, strict=True) if r.sample}
 
