@@ -1,10 +1,10 @@
 """One pool interface, two memories: contiguous reservation and paging, seen alike by the scheduler.
 
 The scheduler (`paged.scheduler`) asks its KV memory the same questions whatever the policy:
-may this request be admitted (`why_not`), give it its slots (`admit`), may a running request
+could this request ever fit, alone (`fits_alone`), may it be admitted now (`why_not`), give it its slots (`admit`), may a running request
 grow by one token (`can_grow`, `grow`), take its slots back (`release`), what does memory hold
 now (`usage`, `layout`) and where does each token live (`block_table`, `slot_mapping`).
-`make_pool` builds the pool a settled `SchedulerConfig` asks for; it is the one place that
+`make_pool` builds the pool a settled config (`paged.scheduler_config`) asks for; it is the one place that
 tells the two memories apart.
 
 - `ContiguousPool`: one range per request, reserved at admission by the policy's rule ("max",
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .contiguous import ContiguousAllocator
 from .paging import PagedAllocator, num_blocks_for
+from .step import SeqRun
 from .trace import ContiguousLayout, PagedLayout, Usage, paged_layout
 from .workloads import Request
 
@@ -30,12 +31,24 @@ class ContiguousPool:
     """Contiguous reservation: the whole of a request's reservation is taken at admission."""
 
     block_size = 1  # a range of slots is a block table of one-slot blocks
+    shared_prefix, holds_prefix = 0, False  # nothing is shared
 
     def __init__(self, config):
-        self.allocator = ContiguousAllocator(
-            config.kv_slots, config.policy, config.placement, config.max_seq_len
-        )
+        c = config
+        self.allocator = ContiguousAllocator(c.kv_slots, c.policy, c.placement, c.max_seq_len)
+        self._empty = ContiguousAllocator(c.kv_slots, c.policy, c.placement, c.max_seq_len)
         self.num_slots = config.kv_slots
+
+    def fits_alone(self, r: Request) -> str | None:
+        """None if `r`'s reservation fits the empty arena, else why it never can."""
+        lens = dict(prompt_len=r.prompt_len, output_len=r.output_len)
+        if self._empty.can_allocate(**lens):
+            return None
+        return (
+            f"request {r.req_id!r} needs {self._empty.allocation_size(**lens)} contiguous slots "
+            f"(policy {self.allocator.policy!r} reserves them at admission); even an empty arena "
+            f"of kv_slots={self.num_slots} cannot hold it"
+        )
 
     def why_not(self, r: Request, num_tokens: int) -> str | None:
         """None if `r` can be admitted now, else the reason ("no_space", "no_hole")."""
@@ -70,7 +83,7 @@ class ContiguousPool:
 
     block_table = slot_mapping  # blocks of one slot
 
-    def usage(self, running: list[Request]) -> Usage:
+    def usage(self, running: list) -> Usage:
         return Usage(**self.allocator.usage())
 
     def layout(self) -> ContiguousLayout:
@@ -85,7 +98,7 @@ class PagedPool:
     """Paging: blocks on demand, preemption when none is free, an optional CPU pool for swapping."""
 
     def __init__(self, config):
-        c = config
+        self.config = c = config
         # vLLM V1's free queue takes freed blocks back at its front
         self.allocator = PagedAllocator(
             c.num_blocks, c.block_size, seed=c.seed, free_to_front=c.null_block
@@ -105,6 +118,19 @@ class PagedPool:
         return self.shared_prefix // self.block_size * self.block_size
 
     # ---- admission -----------------------------------------------------------------------
+    def fits_alone(self, r: Request) -> str | None:
+        """None if `r` fits an empty pool with the watermark kept free (admission keeps it free:
+        it must fit too), else why it never can."""
+        c = self.config
+        need = num_blocks_for(r.final_len, self.block_size)
+        if need + self.watermark_blocks <= c.usable_blocks:
+            return None
+        null = " (one of them vLLM's null block)" if self.null_block else ""
+        return (
+            f"request {r.req_id!r} needs {need} blocks (+ {self.watermark_blocks} kept free); "
+            f"kv_slots={self.kv_slots} hold {c.num_blocks} blocks of {self.block_size}{null}"
+        )
+
     def why_not(self, r: Request, num_tokens: int) -> str | None:
         """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks"."""
         new = num_blocks_for(num_tokens - self._shared_full, self.block_size)
@@ -114,11 +140,15 @@ class PagedPool:
             return "no_free_blocks"
         return None
 
-    def hold_prefix(self) -> list[int]:
-        """Allocate the shared prefix once; return its block table (its K and V go there)."""
-        self.allocator.allocate(PREFIX, self.shared_prefix)
+    def hold_prefix(self, prompt_token_ids: tuple | None) -> SeqRun:
+        """Allocate the shared prefix once; return the run that computes it (the first
+        `shared_prefix` of `prompt_token_ids`, None when simulated) into its blocks."""
+        n = self.shared_prefix
+        self.allocator.allocate(PREFIX, n)
         self.holds_prefix = True
-        return self.allocator.block_table(PREFIX)
+        table = tuple(self.allocator.block_table(PREFIX))
+        ids = prompt_token_ids and prompt_token_ids[:n]
+        return SeqRun(PREFIX, 0, n, ids, table, sample=False)
 
     def admit(self, r: Request, num_tokens: int) -> list[tuple[int, int]]:
         """Give `r` its blocks: its own, or a fork of the shared prefix plus its own; return
@@ -170,18 +200,18 @@ class PagedPool:
     def slot_mapping(self, req_id) -> list[int]:
         return self.allocator.slot_mapping(req_id)
 
-    def usage(self, running: list[Request]) -> Usage:
-        """Slots per category. The empty slots of a last block are "reservation" when the
+    def usage(self, running: list) -> Usage:
+        """Slots per category (`running`: the running `Sequence`s). The empty slots of a last block are "reservation" when the
         sequence will still fill them (§4.2: they "are reserved for future generations") and
         internal fragmentation when it finishes first: at most block_size - 1 per sequence."""
         a, bs = self.allocator, self.block_size
         held = (a.num_used_blocks - self.null_block) * bs  # the null block counts as "others"
         tokens = self.shared_prefix if self.holds_prefix else 0
         reserved, shared_full = 0, self._shared_full
-        for r in running:
-            n = a.num_tokens(r.req_id)
+        for q in running:
+            n = a.num_tokens(q.req_id)
             tokens += n - shared_full  # the prefix's full blocks are counted once
-            reserved += min(-n % bs, r.final_len - n)
+            reserved += min(-n % bs, q.request.final_len - n)
         return Usage(tokens, reserved, held - tokens - reserved, self.kv_slots - held)
 
     def layout(self) -> PagedLayout:
@@ -191,5 +221,5 @@ class PagedPool:
 
 
 def make_pool(config) -> ContiguousPool | PagedPool:
-    """The memory a settled `SchedulerConfig` asks for."""
+    """The memory a settled config asks for."""
     return PagedPool(config) if config.policy == "paged" else ContiguousPool(config)

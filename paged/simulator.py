@@ -54,12 +54,12 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
         or trace
     )
     totals = [sum(s.usage[k] for s in loaded) for k in range(len(CATEGORIES))]
-    denom = max(1, len(loaded)) * sim.kv_slots
+    denom = max(1, len(loaded)) * sim.config.kv_slots
     return SimResult(
         policy=policy,
-        placement=sim.config.placement,
-        kv_slots=sim.kv_slots,
-        block_size=sim.config.block_size,
+        placement=getattr(sim.config, "placement", None),
+        kv_slots=sim.config.kv_slots,
+        block_size=getattr(sim.config, "block_size", None),
         breakdown={c: v / denom for c, v in zip(CATEGORIES, totals, strict=True)},
         rounded_up=sum(s.rounded_up for s in loaded) / denom,
         mean_batch_size=sum(s.num_running for s in loaded) / max(1, len(loaded)),

@@ -1,7 +1,7 @@
 """What the scheduler hands its caller to compute: one phase of a step, as plain data.
 
 `Scheduler.schedule()` returns a `Step`; whoever runs it (the simulator imagines it, the real
-model runs a forward pass, `paged.model.runner`) computes, in this order:
+model runs a forward pass, `paged.model.model_runner`) computes, in this order:
 1. `prefix`: the shared prefix's K and V, once, into its own blocks (the run that admits the
    first request that shares it);
 2. `copies`: copy-on-write, the K and V of each (source, destination) physical block;
@@ -31,17 +31,20 @@ class SeqRun(NamedTuple):
 
 
 class Step(NamedTuple):
-    """One phase of step `index`: "decode" (every running request, one position each), then
-    "prefill" (the requests admitted in this step, each from its first uncached position)."""
+    """One phase of step `index`, by its `phase`:
+    - "decode": every running request, one position each (its newest token);
+    - "prefill": the requests admitted in this step, each from its first uncached position, and
+      the shared prefix if it is new (the course's rules: a step is a decode, then a prefill);
+    - "mixed": both in one batch, the decodes first (vLLM V1's rules: a step is one phase)."""
 
     index: int
-    phase: str  # "decode" or "prefill"
+    phase: str  # "decode", "prefill" or "mixed"
     runs: tuple[SeqRun, ...]
     num_running: int  # requests holding KV cache while this phase computes
-    preempted: tuple = ()  # requests that lost their blocks in this phase (decode only)
+    preempted: tuple = ()  # requests that lost their blocks growing (decode and mixed only)
     copies: tuple[tuple[int, int], ...] = ()  # blocks to copy before the runs
     prefix: SeqRun | None = None  # the shared prefix to compute first, once
-    swapped_in: tuple = ()  # requests whose blocks came back from the CPU pool (prefill only)
+    swapped_in: tuple = ()  # requests whose blocks came back from the CPU pool (not decode)
 
     @property
     def sampling(self) -> tuple:

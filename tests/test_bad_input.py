@@ -173,3 +173,8 @@ def test_a_refused_call_leaves_the_allocator_as_it_was(what, make, call, kind, w
         call(allocator)
     assert words in str(error.value), (what, str(error.value))
     assert allocator.__dict__ == before, what
+
+
+def test_a_prompt_over_the_token_budget_is_refused_not_left_waiting_forever():
+    with pytest.raises(ValueError, match="max_num_batched_tokens=64"):
+        Scheduler([Request(0, 65, 2)], "paged", kv_slots=4096, max_num_batched_tokens=64)

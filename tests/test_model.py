@@ -149,7 +149,7 @@ def test_tiny_model_served_matches_recomputation(policy, kv_slots):
     model, prompts = tiny_model(), tiny_prompts()
     _, sched, trace = serve_tiny(model, prompts, 12, policy, kv_slots)
     for i, p in enumerate(prompts):
-        assert sched.output_ids[i] == greedy_no_cache(model, p, 12), i
+        assert sched.sequences[i].output_ids == greedy_no_cache(model, p, 12), i
     if (policy, kv_slots) == ("paged", 48):
         assert sum(len(s.preempted) for s in trace) > 0  # recomputation was exercised
     if policy == "paged":  # everything handed back
@@ -167,7 +167,7 @@ def test_a_shared_prefix_changes_no_token(kv_slots):
     prompts = [prefix + p for p in prompts]
     served, sched, trace = serve_tiny(model, prompts, 12, "paged", kv_slots, shared_prefix=6)
     for i, p in enumerate(prompts):
-        assert sched.output_ids[i] == greedy_no_cache(model, p, 12), i
+        assert sched.sequences[i].output_ids == greedy_no_cache(model, p, 12), i
     assert served.copies >= len(prompts)  # each request copied the partly filled block
     if kv_slots == 48:
         assert sum(len(s.preempted) for s in trace) > 0
@@ -186,7 +186,7 @@ def test_cuda_choice_runs_the_triton_kernel_through_the_same_tables(policy, kv_s
     model, prompts = tiny_model(), tiny_prompts(3)
     _, sched, _ = serve_tiny(model, prompts, 5, policy, kv_slots, attention="cuda")
     for i, p in enumerate(prompts):
-        assert sched.output_ids[i] == greedy_no_cache(model, p, 5), i
+        assert sched.sequences[i].output_ids == greedy_no_cache(model, p, 5), i
 
 
 def test_block_tables_give_the_schedulers_slots():
@@ -201,7 +201,7 @@ def test_block_tables_give_the_schedulers_slots():
             step = s.schedule()
             for run in step.runs:  # the slots the model writes are the scheduler's slot mapping
                 chunk = Chunk([0] * (run.start + run.num_tokens), 0, list(run.block_table))
-                seen.append(slots_of(chunk, size) == s.slot_mapping(run.req_id))
+                seen.append(slots_of(chunk, size) == s.pool.slot_mapping(run.req_id))
             s.postprocess(step, runner.run(step))
     assert seen and all(seen)
 

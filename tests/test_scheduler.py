@@ -5,8 +5,9 @@ import hashlib
 import pytest
 
 import paged
+from paged.errors import KVBudgetTooSmall
 from paged.scheduler import Scheduler
-from paged.scheduler_config import SchedulerConfig
+from paged.scheduler_config import ContiguousConfig, PagedConfig, settle
 from paged.workloads import Request
 
 # Pinned before the loop moved from the simulator into paged.scheduler (commit 02fab9d):
@@ -82,6 +83,14 @@ PINNED = [
 ]
 
 
+def outputs(s) -> dict:
+    return {q.req_id: q.output_ids for q in s.sequences}
+
+
+def generated(s) -> dict:
+    return {q.req_id: q.num_generated for q in s.sequences}
+
+
 def trace_digest(result) -> str:
     h = hashlib.sha256()
     for s in result.trace:
@@ -130,13 +139,13 @@ def serve(s: Scheduler, stop_after: dict) -> list:
         while record is None:
             step = s.schedule()
             for run in step.runs:  # each run's slots are the positions it computes, in its table
-                held = s.slot_mapping(run.req_id)
+                held = s.pool.slot_mapping(run.req_id)
                 assert len(held) == run.start + run.num_tokens == len(set(held))
             if step.runs:
                 calls.append((step.phase, tuple(run.req_id for run in step.runs)))
             calls += [("preempted", q) for q in step.preempted]
             tokens = {
-                q: EOS if len(s.output_ids[q]) + 1 >= stop_after[q] else 1 for q in step.sampling
+                q: EOS if len(outputs(s)[q]) + 1 >= stop_after[q] else 1 for q in step.sampling
             }
             record = s.postprocess(step, tokens)
     return calls
@@ -150,8 +159,8 @@ def test_the_tokens_handed_back_decide_when_requests_finish(policy):
     calls = serve(s, stop)
     assert calls[0] == ("prefill", (0, 1, 2, 3))
     assert calls[1] == ("decode", (0, 2, 3))  # request 1 never decodes
-    assert {r: len(s.output_ids[r]) for r in stop} == stop  # EOS kept in the output
-    assert {r: s.generated[r] for r in stop} == {r: n - 1 for r, n in stop.items()}
+    assert {r: len(outputs(s)[r]) for r in stop} == stop  # EOS kept in the output
+    assert {r: generated(s)[r] for r in stop} == {r: n - 1 for r, n in stop.items()}
     assert s.step_index == 20  # the admission step, then 19 decode steps for request 2
 
 
@@ -165,7 +174,7 @@ def test_a_simulated_request_decodes_output_len_times():
     assert (run.start, run.num_tokens, run.sample, run.token_ids) == (0, 3, False, None)
     assert s.postprocess(prefill).admitted == (0,)
     steps = s.run()
-    assert len(steps) == 4 and steps[-1].finished == (0,) and s.generated[0] == 4
+    assert len(steps) == 4 and steps[-1].finished == (0,) and generated(s)[0] == 4
 
 
 def test_phases_come_in_order_and_refuse_a_stale_step():
@@ -181,7 +190,7 @@ def test_phases_come_in_order_and_refuse_a_stale_step():
         s.schedule()
     with pytest.raises(ValueError, match=r"no token for \[0\]"):
         s.postprocess(prefill, {})
-    assert s.postprocess(prefill, {0: 5}).admitted == (0,) and s.output_ids[0] == [5]
+    assert s.postprocess(prefill, {0: 5}).admitted == (0,) and outputs(s)[0] == [5]
 
 
 def test_real_runs_carry_token_ids_and_a_re_prefill_keeps_its_sampled_token():
@@ -202,14 +211,14 @@ def test_real_runs_carry_token_ids_and_a_re_prefill_keeps_its_sampled_token():
         while record is None:
             step = s.schedule()
             for run in step.runs:
-                ids = prompt + tuple(s.output_ids[run.req_id])
+                ids = prompt + tuple(outputs(s)[run.req_id])
                 assert run.token_ids == ids[run.start : run.start + run.num_tokens]
                 seen.append((step.phase, run.req_id, run.sample))
             record = s.postprocess(step, {q: 1 for q in step.sampling})
     # request 2 was preempted and prefilled again, without sampling a second first token
     reprefills = [x for x in seen if x[0] == "prefill" and x[1] == 2]
     assert len(reprefills) >= 2 and reprefills[0][2] and not any(x[2] for x in reprefills[1:])
-    assert all(len(s.output_ids[i]) == 12 for i in range(3))
+    assert all(len(outputs(s)[i]) == 12 for i in range(3))
 
 
 def test_preemption_recomputes_by_re_prefilling():
@@ -219,7 +228,7 @@ def test_preemption_recomputes_by_re_prefilling():
     assert ("preempted", 2) in calls
     after = calls[calls.index(("preempted", 2)) :]
     assert any(c[0] == "prefill" and 2 in c[1] for c in after)  # it came back by recomputation
-    assert s.num_recomputed_tokens > 0 and all(s.generated[i] == 12 for i in range(3))
+    assert s.num_recomputed_tokens > 0 and all(generated(s)[i] == 12 for i in range(3))
 
 
 def test_max_num_seqs_caps_the_batch():
@@ -294,7 +303,7 @@ def test_preemption_keeps_the_shared_prefix_and_recomputes_only_the_rest():
     assert preempted > 0
     # each recomputation re-prefills prompt + generated minus the 8 shared tokens
     assert s.num_recomputed_tokens >= preempted * (12 - 8)
-    assert all(s.generated[r.req_id] == 12 for r in reqs)
+    assert all(generated(s)[r.req_id] == 12 for r in reqs)
     assert s.allocator.num_used_blocks == 0 and all(sum(t.usage) == 48 for t in trace)
     assert all(min(t.usage) >= 0 for t in trace)  # shared slots are counted once
 
@@ -320,12 +329,100 @@ def test_a_shared_prefix_is_refused_where_it_cannot_work(policy, options, named)
 
 
 def test_settled_options_fill_the_defaults_and_only_the_policys_own():
-    run = SchedulerConfig.settle("paged", kv_slots=1000, preemption="swap")
+    run = settle("paged", kv_slots=1000, preemption="swap")
     assert (run.block_size, run.seed, run.watermark) == (16, 0, 0.01)
-    assert (run.admission, run.placement, run.shared_prefix) == ("greedy", None, 0)
+    assert isinstance(run, PagedConfig) and (run.admission, run.shared_prefix) == ("greedy", 0)
     assert (run.num_blocks, run.watermark_blocks, run.cpu_blocks) == (62, 0, 62)
-    contiguous = SchedulerConfig.settle("pow2", kv_slots=1000)
-    assert contiguous.placement == "first_fit"
-    assert (contiguous.block_size, contiguous.preemption, contiguous.cpu_blocks) == (None,) * 3
+    contiguous = settle("pow2", kv_slots=1000)
+    assert isinstance(contiguous, ContiguousConfig) and contiguous.placement == "first_fit"
+    assert not any(hasattr(contiguous, f) for f in ("block_size", "preemption", "cpu_blocks"))
+    assert not hasattr(run, "placement")
     with pytest.raises(TypeError, match="blok_size"):  # a misspelt option is never ignored
         Scheduler([Request(0, 5, 2)], "paged", kv_slots=64, blok_size=4)
+
+
+def _check_sequences(s: Scheduler) -> None:
+    """Each record agrees with the queue that holds it, and with the pool while it runs."""
+    where = {"waiting": s.waiting, "running": s.running, "swapped": s.swapped}
+    for status, queue in where.items():
+        assert all(q.status == status for q in queue), status
+    for q in s.running:  # the cache holds what the record says, its cached tokens among them
+        assert q.num_computed_tokens == s.pool.num_tokens(q.req_id) == q.num_tokens
+        assert q.num_cached_tokens == s.pool.shared_prefix
+    for q in (*s.waiting, *s.swapped):
+        assert q.num_computed_tokens == q.num_cached_tokens == 0
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(preemption="recompute"),
+        dict(preemption="swap"),
+        dict(preemption="recompute", admission="hold"),
+        dict(shared_prefix=24),
+        dict(rules="vllm-v1", max_num_batched_tokens=2100),
+    ],
+    ids=lambda o: "-".join(map(str, o.values())),
+)
+def test_each_request_carries_its_own_state_through_preemptions(options):
+    reqs = [
+        Request(r.req_id, r.prompt_len + 24, r.output_len, r.arrival_time)
+        for r in paged.sharegpt_like(40, seed=3, rate=4.0)
+    ]
+    s = Scheduler(reqs, "paged", kv_slots=2400, block_size=16, watermark=0.0, **options)
+    trace = []
+    while not s.done:
+        trace.append(s.step())
+        _check_sequences(s)
+    assert len(s.sequences) == 40 and all(q.status == "finished" for q in s.sequences)
+    for q in s.sequences:  # a real model's last token is sampled, never written
+        assert len(q.output_ids) == q.request.output_len
+        assert q.num_generated == q.request.output_len - s.config.prefill_samples
+    preempted = [q for step in trace for q in step.preempted]
+    assert sum(q.num_preemptions for q in s.sequences) == len(preempted) > 0
+    for q in s.sequences:
+        assert q.num_preemptions == preempted.count(q.req_id)
+    assert s.num_recomputed_tokens == sum(q.num_recomputed_tokens for q in s.sequences)
+
+
+def test_a_scheduler_holds_queues_and_a_pool_not_dicts_by_request():
+    s = Scheduler(paged.sharegpt_like(20, seed=1), "paged", kv_slots=4000)
+    s.step()
+    state = vars(s)
+    assert len(state) <= 10, sorted(state)
+    assert not [k for k, v in state.items() if isinstance(v, dict)]
+
+
+def test_phases_are_named_for_what_they_hold():
+    reqs = [Request(i, 20, 3) for i in range(3)]
+    s = Scheduler(reqs, "paged", kv_slots=400, block_size=4)
+    phases = []
+    while not s.done:
+        step = s.schedule()
+        phases.append(step.phase)
+        s.postprocess(step)
+    assert phases[:4] == ["decode", "prefill", "decode", "prefill"]
+    v1 = Scheduler(reqs, "paged", kv_slots=400, block_size=4, rules="vllm-v1")
+    first = v1.schedule()  # one batch: the prefills of step 0
+    assert first.phase == "mixed" and [r.req_id for r in first.runs] == [0, 1, 2]
+    v1.postprocess(first, {0: 1, 1: 1, 2: 1})
+    second = v1.schedule()  # then the decodes, in the same kind of phase
+    assert second.phase == "mixed" and all(r.num_tokens == 1 for r in second.runs)
+
+
+@pytest.mark.parametrize(
+    ("policy", "options", "named"),
+    [
+        ("paged", dict(block_size=4), "needs 7 blocks"),
+        ("paged", dict(block_size=4, rules="vllm-v1"), "null block"),
+        ("pow2", dict(), "contiguous slots"),
+        ("oracle", dict(placement="buddy"), "contiguous slots"),
+    ],
+)
+def test_each_pool_says_whether_a_request_could_ever_fit(policy, options, named):
+    big = Request(0, 20, 8)  # 28 tokens: 7 blocks of 4
+    s = Scheduler([Request(1, 4, 2)], policy, kv_slots=24, **options)
+    assert s.pool.fits_alone(Request(1, 4, 2)) is None
+    assert named in s.pool.fits_alone(big)
+    with pytest.raises(KVBudgetTooSmall, match=named):
+        Scheduler([big], policy, kv_slots=24, **options)

@@ -13,7 +13,7 @@ decides how it is handed out:
 With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
 held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.sharing` counts
 what it saves). Every input is checked before any memory is taken: the scheduler's own options
-and refusals (`SchedulerConfig`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
+and refusals (`paged.scheduler_config`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
 """
 
 from __future__ import annotations
@@ -58,13 +58,8 @@ class GenerateResult:
     shared_prefix: int = 0  # prompt tokens held once by every request (share_prefix=True)
     copies: int = 0  # blocks copied on write
     rules: str = "course"  # or "vllm-v1" (paged.scheduler_config)
-
-    @property
-    def num_usable_blocks(self) -> int | None:
-        """Blocks a request can be given ("paged" only): vLLM V1's null block is not one."""
-        if self.block_size is None:
-            return None
-        return self.kv_slots // self.block_size - (self.rules == "vllm-v1")
+    # blocks a request can be given ("paged" only; vLLM V1's null block is not one): the config's
+    num_usable_blocks: int | None = None
 
     @property
     def tokens_per_s(self) -> float:
@@ -207,14 +202,15 @@ def generate(
     cache = KVCache(model, scheduler.pool.num_slots, scheduler.pool.block_size)
     served = serve(scheduler, ModelRunner(model, cache, attention))
     trace, seconds = served.trace, served.seconds
-    tokens = [scheduler.output_ids[i] for i in range(len(ids))]
+    by_id = {q.req_id: q.output_ids for q in scheduler.sequences}
+    tokens = [by_id[i] for i in range(len(ids))]
     return GenerateResult(
         tokens=tokens,
         texts=[model.tokenizer.decode(t, skip_special_tokens=True) for t in tokens],
         prompt_lens=[len(p) for p in ids],
         policy=policy,
         kv_slots=kv_slots,
-        block_size=scheduler.config.block_size,
+        block_size=getattr(scheduler.config, "block_size", None),
         peak_batch=served.peak_batch,
         steps=len(trace),
         preemptions=sum(len(s.preempted) for s in trace),
@@ -224,7 +220,8 @@ def generate(
         attention=attention.name,
         device=str(model.device),
         trace=trace,
-        shared_prefix=scheduler.shared_prefix,
+        shared_prefix=scheduler.pool.shared_prefix,
         copies=served.copies,
         rules=rules,
+        num_usable_blocks=getattr(scheduler.config, "usable_blocks", None),
     )

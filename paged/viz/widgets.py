@@ -152,7 +152,7 @@ class AllocatorExplorer(W.VBox):
             refusals=self.num_refusals["contiguous"],
             no_hole=self.num_refusals["no_hole"],
         )
-        table = counter_table(rows, {k: c.kv_slots for k in rows})
+        table = counter_table(rows, {k: c.config.kv_slots for k in rows})
         self.counters.value = f"{table}<p>{counts}</p>"
         self.events.value = (
             f"<p style='color:#D55E00'><b>{self.last_refusal}</b></p>" if self.last_refusal else ""
@@ -162,7 +162,7 @@ class AllocatorExplorer(W.VBox):
         c = self.contiguous
         if not c.waiting:
             return False
-        head = c.waiting[0]
+        head = c.waiting[0].request
         reason = c.allocator.why_not(prompt_len=head.prompt_len, output_len=head.output_len)
         return reason == "no_hole"
 

@@ -1,0 +1,96 @@
+"""A request in flight: the immutable `Request` a workload hands in, plus what serving it did.
+
+The scheduler's queues hold these records (nano-vllm's `Sequence`), so everything a request's
+progress needs lives in one place: where it is (`status`), how many tokens past its prompt hold
+a KV slot, what it sampled, what the KV cache holds for it now, and what preemption cost it.
+Its block table lives in the pool, looked up by `req_id` (`paged.pool`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .step import SeqRun
+from .workloads import Request
+
+# Where a sequence is: not arrived yet, in the FCFS queue, in the running batch, in the CPU
+# pool (swapped out), or done.
+STATUSES = ("pending", "waiting", "running", "swapped", "finished")
+
+
+@dataclass(eq=False, slots=True)
+class Sequence:
+    """One request's serving state (compared by identity: two records are never the same)."""
+
+    request: Request
+    arrival_rank: int  # position in arrival order (arrival_time, then req_id)
+    status: str = "pending"
+    num_generated: int = 0  # tokens past the prompt that hold (or held) a KV slot
+    output_ids: list = field(default_factory=list)  # sampled tokens (None each when simulated)
+    num_computed_tokens: int = 0  # tokens whose K and V are in the GPU cache now
+    num_cached_tokens: int = 0  # of those, taken at admission without computing (a shared prefix)
+    num_preemptions: int = 0
+    num_recomputed_tokens: int = 0  # tokens prefilled again after recompute preemptions
+    num_swapped_blocks: int = 0  # blocks copied out to the CPU pool (each comes back once)
+
+    # ---- what serving does to it --------------------------------------------------------------
+    def admit(self, num_tokens: int, num_cached: int) -> None:
+        """It holds `num_tokens` (its prompt, and what it sampled before a preemption), the first
+        `num_cached` of them taken without computing."""
+        self.num_generated = num_tokens - self.request.prompt_len
+        self.num_computed_tokens, self.num_cached_tokens = num_tokens, num_cached
+        self.status = "running"
+
+    def grow(self) -> None:
+        """One more token holds a slot."""
+        self.num_generated += 1
+        self.num_computed_tokens += 1
+
+    def preempt(self, num_swapped_blocks: int) -> None:
+        """It lost its GPU blocks: swapped out (that many blocks copied), or, with 0, to be
+        recomputed (all but its cached tokens)."""
+        if num_swapped_blocks:
+            self.num_swapped_blocks += num_swapped_blocks
+            self.status = "swapped"
+        else:
+            self.num_recomputed_tokens += self.num_computed_tokens - self.num_cached_tokens
+            self.status = "waiting"
+        self.num_preemptions += 1
+        self.num_computed_tokens = self.num_cached_tokens = 0
+
+    def swap_in(self) -> None:
+        """Its blocks are back from the CPU pool."""
+        self.num_computed_tokens, self.status = self.num_tokens, "running"
+
+    # ---- queries -------------------------------------------------------------------------------
+    @property
+    def req_id(self):
+        return self.request.req_id
+
+    @property
+    def num_tokens(self) -> int:
+        """Prompt plus generated tokens: what the cache holds while the request runs."""
+        return self.request.prompt_len + self.num_generated
+
+    def is_done(self, eos_token_id: int | None) -> bool:
+        """At its `output_len`-th token (simulated: decode), or at the end-of-sequence token."""
+        out = self.output_ids
+        return len(out) >= self.request.output_len or (
+            eos_token_id is not None and bool(out) and out[-1] == eos_token_id
+        )
+
+    @property
+    def awaits_token(self) -> bool:
+        """Whether its last sampled token has no KV slot yet (it is written by the next run)."""
+        return len(self.output_ids) > self.num_generated
+
+    def run(self, start: int, sample: bool, block_table) -> SeqRun:
+        """Its positions start .. num_tokens - 1, to compute (`block_table(req_id)`: the pool's).
+        A request prefilled again after a preemption keeps the token it sampled last (that token
+        has no slot yet) and samples nothing new."""
+        held, r = self.num_tokens, self.request
+        sample = sample and not self.awaits_token
+        if r.prompt_token_ids is None:  # simulated: no model reads the run's table
+            return SeqRun(r.req_id, start, held - start, None, (), sample)
+        ids = (r.prompt_token_ids + tuple(self.output_ids))[start:held]
+        return SeqRun(r.req_id, start, held - start, ids, tuple(block_table(r.req_id)), sample)
