@@ -28,7 +28,7 @@ TOO_EARLY = msg(
     "TRITON_INTERPRET only when it is first imported, so its kernels would fail at launch. "
     "Import paged (for example `import paged.attention`) before triton, or set "
     "TRITON_INTERPRET={value} before Python starts; in a notebook, restart the kernel first.",
-    "Triton이 paged보다 먼저 {found} import되었지만 이 프로세스에는 {wanted}이(가) 필요합니다. "
+    "Triton이 paged보다 먼저 {found} import되었습니다. 이 프로세스에 필요한 것: {wanted}. "
     "Triton은 처음 import될 때만 TRITON_INTERPRET을 읽으므로 커널이 실행 시 실패합니다. "
     "triton보다 paged를 먼저 import하거나(예: `import paged.attention`), Python을 시작하기 전에 "
     "TRITON_INTERPRET={value}로 설정하세요. 노트북에서는 먼저 커널을 다시 시작하세요.",
