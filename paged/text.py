@@ -68,8 +68,9 @@ class Message:
         return pad(str(self), spec)
 
     def format(self, **fields) -> str:
-        """The current language's text with `{fields}` filled in."""
-        return str(self).format(**fields)
+        """The current language's text with `{fields}` filled in; a text field padded in the
+        template ("{name:16s}") is padded to columns, as the message itself is."""
+        return _COLUMNS.format(str(self), **fields)
 
 
 def width(text: str) -> int:
@@ -90,6 +91,16 @@ def pad(text: str, spec: str) -> str:
     align = m.group(1) or "<"
     left = {"<": 0, ">": fill, "^": fill // 2}[align]
     return " " * left + text + " " * (fill - left)
+
+
+class _Columns(string.Formatter):
+    """str.format, but text fields are padded to terminal columns (`pad`), not characters."""
+
+    def format_field(self, value, spec: str) -> str:
+        return pad(value, spec) if isinstance(value, str) else format(value, spec)
+
+
+_COLUMNS = _Columns()
 
 
 def msg(en: str, ko: str) -> Message:

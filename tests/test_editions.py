@@ -126,17 +126,42 @@ def test_korean_chapter_qualifies_chapter_numbers_and_glosses_once(path):
     assert glossary.repeated_glosses(text) == {}  # "블록 테이블(block table)" once per chapter
 
 
-def test_korean_messages_use_the_glossary():
-    """The catalogue's Korean texts (checkers, figures, widgets) follow the glossary too."""
-    import gc
+# Korean messages that issue 39's edition pass left as they were (another change owned their
+# files, or a fix needs a run this machine cannot make): (the first 30 characters, the variant). The test fails when one is fixed too,
+# so that this list only shrinks.
+PENDING = {
+    ("녹화본: 여기에는 vLLM {version} 미설치(`", "녹화본"),  # paged/engines/vllm.py
+    ("녹화본: 여기에는 vLLM {version} 미설치(`", "}코어"),  # paged/engines/vllm.py
+    ("실시간: 지금 이 기계에서 실행한 vLLM {versi", "실시간"),  # paged/engines/vllm.py
+    ("{engine}의 답 {i}:", "의 답 {i}"),  # paged/engines/report.py
+    ("{engine} {version} (CPU): 초당 새", "녹화본"),  # paged/engines/report.py
+    ("디코드는 Triton paged_attention 커널", "프리필"),  # paged/model/attention.py
+    ("{ms:8.4f} ms {gbs:8.1f} GB/s, ", "%"),  # paged/gpu/bench_report.py
+    ("피크의 {pct}%, ", "%"),  # paged/gpu/bench_report.py
+    # paged/course/lines/ch10.py: a fix re-executes chapter 10, whose timing cell would then be
+    # measured under this machine's torch (2.13.0+cpu), not the edition's 2.14.1 run
+    ("MEASURED (횟수: 기계의 속도가 아니라 프롬프트", "MEASURED (횟수"),
+}
 
+
+def test_korean_messages_use_the_glossary():
+    """The catalogue's Korean texts (checkers, figures, widgets, every chapter's lines, the
+    engines' and the model's reports) follow the glossary too."""
+    import gc
+    import importlib
+    import pkgutil
+
+    import paged
     from paged.text import Message
 
-    for name in ("paged.exercises", "paged.viz.widgets", "paged.viz", "paged.attention.steps"):
-        __import__(name)
-    texts = [m.ko for m in gc.get_objects() if type(m) is Message]
-    assert len(texts) > 200
-    assert [(t[:40], v) for t in texts for v in glossary.variants(t)] == []
+    for m in pkgutil.walk_packages(paged.__path__, "paged."):
+        if not m.name.endswith("__main__"):
+            importlib.import_module(m.name)
+    texts = {m.ko for m in gc.get_objects() if type(m) is Message}
+    assert len(texts) > 400
+    found = {(t[:30], v) for t in texts for v, _ in glossary.variants(t)}
+    assert found - PENDING == set()  # a new variant: write the glossary's term
+    assert PENDING - found == set()  # fixed: strike it from PENDING
 
 
 def test_the_glossary_checks_can_fail():
@@ -148,9 +173,68 @@ def test_the_glossary_checks_can_fail():
     assert glossary.variants("`할당기` 2 × 5120") == []  # code, and × between numbers
     assert glossary.unqualified_chapter_refs("6장에서, 7장과 가이드 09장, 가이드 05, 09장") == []
     assert glossary.unqualified_chapter_refs("이 코스의 7장과 09장") == ["이 코스의 7장", "09장"]
+    assert glossary.unqualified_chapter_refs('"이 코스의 N장"은 이 코스의 장을') == [
+        "이 코스의 N장"
+    ]
     assert glossary.repeated_glosses("블록 테이블(block table), 블록 테이블(block table)") == {
         "block table": 2
     }
+
+
+# Issue 39's review of the Korean edition: each variant it found, in a sentence like the one it
+# was found in, is caught; the glossary's own wording of the same sentence is not.
+CAUGHT = [
+    ("공유는 prefix caching으로 가는 문입니다", "prefix caching"),
+    ("(prefix caching이 있으면 prefill도 아낍니다)", "prefix caching"),
+    ('블록 0은 "null block"으로 남겨 둠', "null block"),
+    ("블록은 빈 블록 목록으로 돌아갑니다", "빈 블록 목록"),
+    ("예전 누적 최댓값을 기준으로 합니다", "누적 최댓값"),
+    ("프리필은 PyTorch gather_kv", "프리필"),
+    ("시간에 따른 연속 할당 영역", "연속 할당 영역"),
+    ("그리디, 워터마크 0", "그리디"),
+    ("메모리 맵에서 단편화를 확인한다", "메모리 맵"),
+    ("스케줄러는 같은 일정을 만드는가?", "일정"),
+    ("하나 더, 스스로 답을 찾아가는 문제입니다", "스스로 답을 찾아가는 문제"),
+    ("워터마크 1% (기본값)", "%"),
+    ("{saved:.1f}% 절약", "%"),
+    ("스와핑 지연의 20%보다 높은 적이 없다", "%"),
+    ("실시간: 지금 이 기계에서 실행한 vLLM", "실시간"),
+    ("같은 요청의 녹화본을 읽음", "녹화본"),
+    ("{cpu}({cores}코어)", "}코어"),
+    ("CPU(2코어)", "2코어"),
+    ("{engine}의 답 {i}:", "의 답 {i}"),
+    ("vLLM의 답 3: The sky", "의 답 3"),
+    ("V1 규칙의 코스와 vLLM (MEASURED 횟수)", "MEASURED 횟수"),
+    ("MEASURED (횟수: 기계의 속도가 아니라", "MEASURED (횟수"),
+    ("OPT-13B, buddy 위치 선정", "buddy"),
+    ("(Max, Pow2, Oracle; first fit, 버디 할당자)", "first fit"),
+    ("first fit 직접 작성", "first fit"),
+    ("(Colab: *Runtime → Change runtime type → GPU*)", "Runtime → Change runtime type"),
+]
+NOT_CAUGHT = [
+    "접두사 캐싱(prefix caching)으로 가는 문, 널 블록(null block), 최초 적합(first fit)",
+    'the paper: "the buddy allocator", "We assume Orca uses the buddy allocation"',
+    "버디 할당자(buddy allocator), 빈 블록 큐, 지금까지의 최댓값, 아레나, 탐욕적, 메모리 지도",
+    "재계산은 일정하다, 일정한 배수, 일정함; vLLM의 스케줄",
+    '워터마크 1 % (기본값), 6.4%p, "higher than 20% of swapping\'s latency", `{x:.1%}`',
+    "직접 실행, 기록본, 코어 2개, vLLM의 3번 답, (MEASURED 개수), MEASURED (센 값: …)",
+    "Colab: *런타임 > 런타임 유형 변경 > 하드웨어 가속기*(*Runtime → Change runtime type*)",
+]
+
+
+@pytest.mark.parametrize(("text", "variant"), CAUGHT, ids=[v for _, v in CAUGHT])
+def test_the_glossary_catches_what_the_review_found(text, variant):
+    assert [v for v, _ in glossary.variants(text)] == [variant]
+
+
+def test_the_glossary_leaves_its_own_terms_alone():
+    assert [v for t in NOT_CAUGHT for v in glossary.variants(t)] == []
+
+
+def test_the_korean_chapters_count_to_the_last_chapter():
+    """Chapter 0 says how far the chapters go; a new chapter moves that number."""
+    last = int(CHAPTERS[-1].name[:2])
+    assert f"0부터 {last}까지" in _korean_markdown(CHAPTERS[0])
 
 
 def test_the_korean_readme_follows_the_english_one():

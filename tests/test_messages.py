@@ -38,6 +38,34 @@ def test_a_message_pads_in_an_f_string_and_keys_a_dict(monkeypatch):
     assert f"{m:^10}|" == "  스와핑  |" and f"{msg('a', '가'):.1}" == "가"  # other specs: format()
 
 
+def test_a_text_field_pads_to_columns_too(monkeypatch):
+    """A plain str filled into "{name:8s}" is padded by columns, as a Message is."""
+    row = msg("{name:8s}|{n:>3}", "{name:8s}|{n:>3}개")
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    assert row.format(name="스와핑", n=7) == "스와핑  |  7개"
+    assert row.format(name="swap", n=7) == "swap    |  7개"
+
+
+def test_korean_side_by_side_table_lines_up(monkeypatch):
+    """paged.engines.compare's table: Korean names and row labels take their columns."""
+    from paged.engines.compare import SideBySide
+    from paged.text import width
+
+    runs = SideBySide(
+        names=("코스 (V1 규칙)", "vLLM"),
+        same_tokens=True,
+        running=((1, 2, 2), (1, 2, 2)),
+        free_blocks=((9, 8, 8), (9, 8, 8)),
+        preempted=((), ()),
+        peak_batch=(2, 2),
+    )
+    for lang in ("en", "ko"):
+        monkeypatch.setenv("PAGED_LANG", lang)
+        table = runs.summary_lines()[:4]  # the header and three rows
+        assert [width(line) for line in table] == [58] * 4, table
+        assert table[0].endswith("코스 (V1 규칙)             vLLM")
+
+
 def test_set_language_checks_its_argument(monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "en")
     with pytest.raises(ValueError, match="'kr'"):

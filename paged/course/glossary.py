@@ -43,7 +43,22 @@ TERMS = {
     "buddy allocator": "버디 할당자",
     "slot": "슬롯",
     "load / store (Triton)": "load / store (`tl.load`, `tl.store`의 이름 그대로)",
+    "null block (vLLM's block 0)": "널 블록",
+    "free list / free queue": "빈 블록 큐",
+    "prefill": "prefill (영어 그대로)",
+    "schedule (noun)": "스케줄",
+    "greedy": "탐욕적",
+    "memory map": "메모리 지도",
+    "open exercise": "열린 문제",
+    "recording (of a vLLM run)": "기록본",
+    "live (run now, here)": "직접 실행",
+    "count (how many)": "개수 (횟수 is how many times)",
+    "percent": "N % (a space before %, as the edition writes it)",
+    "Colab's menu": "런타임 > 런타임 유형 변경 > 하드웨어 가속기 (English in parentheses)",
 }
+
+# English terms that have a Korean term above: bare in Korean text, they are variants.
+_EN = r"(?:prefix\s+caching|null\s+block|buddy|first[\s-]fit)"
 
 # A variant -> what to write instead. Regular expressions, matched outside `code spans`.
 FORBIDDEN = {
@@ -68,6 +83,29 @@ FORBIDDEN = {
     r"(?<=[\d}])칸": "슬롯",
     r"버디(?! 할당자)": "버디 할당자",
     r"(?:마스크 없는|마스크하지 않은|[KVQ]|그) 로드|스토어": "load / store (Triton's names)",
+    r"누적\s+최댓값": "지금까지의 최댓값",
+    r"프리필": "prefill",
+    r"연속\s+할당\s+영역": "아레나",
+    r"그리디": "탐욕적",
+    r"메모리\s+맵": "메모리 지도",
+    r"일정(?![한하함히])": "스케줄 (일정한/일정하다 mean constant)",
+    r"빈\s+블록\s+목록": "빈 블록 큐",
+    r"스스로\s+답을\s+찾(?:아가)?는\s+문제": "열린 문제",
+    r"실시간": "직접 실행 (실시간 means real-time)",
+    r"녹화본": "기록본",
+    r"[\d}]코어": "코어 N개",
+    r"의 답 (?:\{\w+\}|\d+)": "의 N번 답",
+    r"MEASURED\s+\(?횟수": "MEASURED 개수 (counts of things)",
+    r"(?<=[\d}])%(?!p)(?! ?[A-Za-z\"'”])": "N % (a space before %)",
+    # English terms the edition has Korean for, left bare in Korean text: not a gloss "(term)",
+    # not inside an English quotation (a word before or after it)
+    rf"(?<![A-Za-z]\s)(?<![(\w]){_EN}(?!\s[A-Za-z])|(?<=\(){_EN}(?!\)|[\s-]?[A-Za-z])": (
+        "접두사 캐싱 / 널 블록 / 버디 할당자 / 최초 적합"
+    ),
+    r"(?<!\()(?<!\(\*)Runtime\s+[→>]\s+Change\s+runtime\s+type": (
+        "런타임 > 런타임 유형 변경 > 하드웨어 가속기 (Runtime → Change runtime type → "
+        "Hardware accelerator)"
+    ),
 }
 
 _CODE = re.compile(r"`[^`]*`|```.*?```", re.S)
@@ -86,7 +124,7 @@ def variants(text: str) -> list[tuple[str, str]]:
 # without "가이드" is ambiguous.
 _GUIDE_REF = re.compile(r"(?<![0-9])0[0-9]장")
 _GUIDE = re.compile(r"가이드(?:의)? (?:0[0-9]장?(?:, | 및 |과 |와 |·|–|~))*0[0-9]장")
-_STIFF = re.compile(r"이 코스의 [0-9]{1,2}장|이 코스의 [0-9]{1,2}(?:, | 및 |과 |와 )")
+_STIFF = re.compile(r"이 코스의 (?:[0-9]{1,2}|N)장|이 코스의 [0-9]{1,2}(?:, | 및 |과 |와 )")
 
 
 def unqualified_chapter_refs(text: str) -> list[str]:

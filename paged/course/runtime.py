@@ -47,8 +47,8 @@ def runtime_hint(runtime: Runtime | None = None) -> str | None:
                 "under the CPU interpreter. Choose Runtime → Change runtime type → T4 GPU → Save, "
                 "then run the notebook again from the top.",
                 "이 Colab 런타임에는 GPU가 없어서 6장과 7장의 Triton 커널이 CPU "
-                "인터프리터에서 아주 느리게 돕니다. 런타임 → 런타임 유형 변경 → T4 GPU → 저장을 "
-                "고른 뒤, 노트북을 처음부터 다시 실행하세요.",
+                "인터프리터에서 아주 느리게 돕니다. 런타임 > 런타임 유형 변경 > 하드웨어 가속기에서 "
+                "T4 GPU를 고르고 저장한 뒤, 노트북을 처음부터 다시 실행하세요.",
             )
         )
     major, minor = rt.capability

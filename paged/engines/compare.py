@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..text import msg
+from ..text import msg, pad
 from .report import rules_name
 
 
@@ -60,13 +60,13 @@ class SideBySide:
     def summary_lines(self) -> list[str]:
         """A table of the two runs, then where they part."""
         a, b = self.names
-        lines = [f"{a:>41} {b:>16}"]
+        lines = [f"{pad(str(a), '>41')} {pad(str(b), '>16')}"]  # columns, not characters
         rows = [
             (PEAK, *self.peak_batch),
             (STEPS, *self.steps),
             (PREEMPTIONS, *(sum(len(ids) for _, ids in p) for p in self.preempted)),
         ]
-        lines += [f"{str(name):24s} {x!s:>16} {y!s:>16}" for name, x, y in rows]
+        lines += [f"{pad(str(name), '24')} {x!s:>16} {y!s:>16}" for name, x, y in rows]
         for name, p in zip(self.names, self.preempted, strict=True):
             victims = " ".join(f"{t}:{','.join(map(str, ids))}" for t, ids in p) or "-"
             lines.append(VICTIMS.format(name=name, victims=victims))

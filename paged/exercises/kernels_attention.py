@@ -30,7 +30,7 @@ OUT = msg(
 RESCALE = msg(
     "right on sequences of one tile, wrong from the second tile on: what the earlier "
     "tiles added to l_i and acc is still measured against the old running max.",
-    "타일 하나짜리 시퀀스에서는 맞고 두 번째 타일부터 틀립니다. 앞 타일들이 l_i와 acc에 더한 값이 아직 예전 누적 최댓값을 기준으로 합니다.",
+    "타일 하나짜리 시퀀스에서는 맞고 두 번째 타일부터 틀립니다. 앞 타일들이 l_i와 acc에 더한 값이, 지금까지의 최댓값이 바뀐 뒤에도 옛 최댓값을 기준으로 남아 있습니다.",
 )
 SOFTMAX = {
     "no_rescale": msg(
@@ -61,7 +61,7 @@ SOFTMAX = {
         "that is still -inf, or a K or V load that is not masked with pos < seq_len read a "
         "slot with no token (NaN here, stale values on a GPU: an unmasked load), and 0 × NaN "
         "= NaN.",
-        "NaN이나 inf입니다. 첫 타일에서 무언가가 아직 -inf인 누적 최댓값을 기준으로 계산되었거나, pos < seq_len으로 마스크하지 않은 K나 "
+        "NaN이나 inf입니다. 첫 타일에서 무언가가 아직 -inf인 지금까지의 최댓값을 기준으로 계산되었거나, pos < seq_len으로 마스크하지 않은 K나 "
         "V load가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 0 × NaN = NaN이 "
         "되었습니다(마스크 없는 load).",
     ),

@@ -48,7 +48,7 @@ def kernel_rows(out: Path) -> list[dict] | None:
 ARENA = msg(
     "SIMULATED: contiguous arena over time (Oracle reservation, first-fit, 3,000 slots, "
     "40 ShareGPT-like requests)",
-    "SIMULATED: 시간에 따른 연속 할당 영역 (Oracle 예약, 최초 적합, 슬롯 3,000개, "
+    "SIMULATED: 시간에 따른 아레나 (Oracle 예약, 최초 적합, 슬롯 3,000개, "
     "ShareGPT 비슷한 요청 40개)",
 )
 POOL = msg(
@@ -62,7 +62,7 @@ TABLES = msg(
 BREAKDOWN = msg(
     "KV-cache usage: SIMULATED (2,000 ShareGPT-like, OPT-13B, 15,728 slots, buddy) vs PAPER Fig. 2",
     "KV 캐시 사용: SIMULATED (ShareGPT 비슷한 요청 2,000개, OPT-13B, 슬롯 15,728개, "
-    "buddy) vs PAPER Fig. 2",
+    "버디 할당자) vs PAPER Fig. 2",
 )
 TRADEOFF = msg(
     "Block-size trade-off (SIMULATED, 300 ShareGPT-like)",

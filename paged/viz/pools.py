@@ -35,7 +35,7 @@ NO_HOLE = msg(
     "refused: enough free in total, no hole big enough",
     "거절: 전체로는 충분하지만 그만큼 큰 빈 구멍이 없음",
 )
-ARENA_OVER_TIME = msg("Contiguous arena over time", "시간에 따른 연속 할당 영역")
+ARENA_OVER_TIME = msg("Contiguous arena over time", "시간에 따른 아레나")
 DECODE_STEP = msg("decode step", "디코드 단계")
 POOL_TITLE = msg(
     "Block pool: {n} physical blocks of {size} slots", "블록 풀: 슬롯 {size}개짜리 물리 블록 {n}개"

@@ -74,7 +74,7 @@ BLOCK_SIZE_READOUT = msg(
     "block size <b>{block}</b>: empty slots in last blocks <b>{empty:.1f}%</b> of all slots, "
     "<b>{entries:.1f}</b> block-table entries per request, {batch:.1f} requests running on "
     "average (SIMULATED)",
-    "블록 크기 <b>{block}</b>: 마지막 블록의 빈 슬롯이 전체 슬롯의 <b>{empty:.1f}%</b>, "
+    "블록 크기 <b>{block}</b>: 마지막 블록의 빈 슬롯이 전체 슬롯의 <b>{empty:.1f} %</b>, "
     "요청당 블록 테이블 항목 <b>{entries:.1f}</b>개, 평균 {batch:.1f}개 요청이 실행 중 "
     "(SIMULATED)",
 )

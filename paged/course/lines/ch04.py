@@ -55,11 +55,11 @@ PAGED_PREEMPTIONS = msg(
 # A small budget: Alpaca-like requests in 4,000 slots
 SMALL_BUDGET_ROW = msg(
     "{policy:7s} token states {share:5.1f}%  mean batch {batch:6.1f}",
-    "{policy:7s} 토큰 상태 {share:5.1f}%  평균 배치 {batch:6.1f}",
+    "{policy:7s} 토큰 상태 {share:5.1f} %  평균 배치 {batch:6.1f}",
 )
 
 # The block-size sweep
 BLOCK_SIZE_ROW = msg(
     "block {size:3d}: empty slots in last blocks {empty:5.1f}%, {entries:6.1f} table entries per request",
-    "블록 {size:3d}: 마지막 블록의 빈 슬롯 {empty:5.1f}%, 요청당 테이블 항목 {entries:6.1f}개",
+    "블록 {size:3d}: 마지막 블록의 빈 슬롯 {empty:5.1f} %, 요청당 테이블 항목 {entries:6.1f}개",
 )

@@ -19,10 +19,10 @@ S1_AND_PROMPT_TABLES = msg(
 SAMPLING_SAVED = msg(
     "{name:13s} 4 samples: {shared} blocks shared vs {private} private: {saved:.1f}% saved "
     "(SIMULATED)",
-    "{name:13s} 샘플 4개: 공유하면 블록 {shared}개, 따로 가지면 {private}개: {saved:.1f}% 절약 "
+    "{name:13s} 샘플 4개: 공유하면 블록 {shared}개, 따로 가지면 {private}개: {saved:.1f} % 절약 "
     "(SIMULATED)",
 )
 PAPER_SAMPLING_SAVED = msg(
     "PAPER §6.3, parallel sampling: 6.1-9.8% saved on Alpaca, 16.2-30.5% on ShareGPT",
-    "PAPER §6.3, 병렬 샘플링: Alpaca에서 6.1-9.8%, ShareGPT에서 16.2-30.5% 절약",
+    "PAPER §6.3, 병렬 샘플링: Alpaca에서 6.1-9.8 %, ShareGPT에서 16.2-30.5 % 절약",
 )

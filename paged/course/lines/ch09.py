@@ -17,11 +17,11 @@ CHAPTER4_PREEMPTIONS = msg(
     "chapter 4's run, 2,000 requests queued at once: {n:,} preemptions (SIMULATED)",
     "4장의 실행, 한꺼번에 대기열에 들어간 요청 2,000개: 선점 {n:,}회 (SIMULATED)",
 )
-WATERMARK_0 = msg("greedy, watermark 0", "그리디, 워터마크 0")
-WATERMARK_1 = msg("greedy, watermark 1% (default)", "그리디, 워터마크 1% (기본값)")
-WATERMARK_5 = msg("greedy, watermark 5%", "그리디, 워터마크 5%")
+WATERMARK_0 = msg("greedy, watermark 0", "탐욕적, 워터마크 0")
+WATERMARK_1 = msg("greedy, watermark 1% (default)", "탐욕적, 워터마크 1 % (기본값)")
+WATERMARK_5 = msg("greedy, watermark 5%", "탐욕적, 워터마크 5 %")
 HOLD = msg("hold (§4.5's swapping rule)", "보류 (§4.5의 스와핑 규칙)")
-PACED = msg("greedy, arrivals 0.05/step", "그리디, 단계당 도착 0.05")
+PACED = msg("greedy, arrivals 0.05/step", "탐욕적, 단계당 도착 0.05")
 ADMISSION_TABLE_HEADER = msg(
     "admission rule (SIMULATED)       preemptions  token states  mean batch  steps",
     "수락 규칙 (SIMULATED)                   선점     토큰 상태   평균 배치   단계",
@@ -54,7 +54,7 @@ LINK_NEEDS_PREFILL = msg(
     "25 GB/s and 10 µs would need a prefill of {needed:,.0f} tokens/s for statement 3: "
     "{peak:.0f}% of the A100's fp16 dense peak (ARITHMETIC from DOCS and the model's ASSUMPTIONS)",
     "25 GB/s와 10 µs로 문장 3이 성립하려면 prefill이 초당 {needed:,.0f}토큰이어야 합니다: "
-    "A100의 fp16 최대 연산 성능(희소성 없이)의 {peak:.0f}% (DOCS와 모델의 ASSUMPTION에서 얻은 "
+    "A100의 fp16 최대 연산 성능(희소성 없이)의 {peak:.0f} % (DOCS와 모델의 ASSUMPTION에서 얻은 "
     "ARITHMETIC)",
 )
 
@@ -90,7 +90,7 @@ BEAM_TABLE_HEADER = msg(
 )
 PAPER_SHAREGPT_RANGE = msg(
     "{name:16s} {label:10s} §6.3 gives a range over widths only: 44.3-66.3%",
-    "{name:16s} {label:10s} §6.3은 폭별 값 없이 범위만 줍니다: 44.3-66.3%",
+    "{name:16s} {label:10s} §6.3은 폭별 값 없이 범위만 줍니다: 44.3-66.3 %",
 )
 STAND_IN_TOP = msg(
     "stand-in model, scale {scale:g}: its likeliest next token has probability {p:.2f} on "

@@ -8,7 +8,7 @@ FREE_BLOCKS = msg("free blocks", "빈 블록")
 ENGINE_STEP = msg("engine step (red lines: preemptions)", "엔진 단계 (빨간 선: 선점)")
 RUNS_TITLE = msg(
     "24 requests, 31 usable blocks: the course under V1's rules and vLLM (MEASURED counts)",
-    "요청 24개, 쓸 수 있는 블록 31개: V1 규칙의 코스와 vLLM (MEASURED 횟수)",
+    "요청 24개, 쓸 수 있는 블록 31개: V1 규칙의 코스와 vLLM (MEASURED 개수)",
 )
 
 # vLLM's block pool at its first preemption
