@@ -130,14 +130,6 @@ def test_korean_chapter_qualifies_chapter_numbers_and_glosses_once(path):
 # files, or a fix needs a run this machine cannot make): (the first 30 characters, the variant). The test fails when one is fixed too,
 # so that this list only shrinks.
 PENDING = {
-    ("녹화본: 여기에는 vLLM {version} 미설치(`", "녹화본"),  # paged/engines/vllm.py
-    ("녹화본: 여기에는 vLLM {version} 미설치(`", "}코어"),  # paged/engines/vllm.py
-    ("실시간: 지금 이 기계에서 실행한 vLLM {versi", "실시간"),  # paged/engines/vllm.py
-    ("{engine}의 답 {i}:", "의 답 {i}"),  # paged/engines/report.py
-    ("{engine} {version} (CPU): 초당 새", "녹화본"),  # paged/engines/report.py
-    ("디코드는 Triton paged_attention 커널", "프리필"),  # paged/model/attention.py
-    ("{ms:8.4f} ms {gbs:8.1f} GB/s, ", "%"),  # paged/gpu/bench_report.py
-    ("피크의 {pct}%, ", "%"),  # paged/gpu/bench_report.py
     # paged/course/lines/ch10.py: a fix re-executes chapter 10, whose timing cell would then be
     # measured under this machine's torch (2.13.0+cpu), not the edition's 2.14.1 run
     ("MEASURED (횟수: 기계의 속도가 아니라 프롬프트", "MEASURED (횟수"),

@@ -57,7 +57,7 @@ ENGLISH_LINES = {
         r"^\(\d+, \d+, \d+\)  offs < n:",
     ),
     ("10", "r10b0002"): ("the model's own answer", r"^The sky is blue"),
-    ("11", "r11b0003"): ("the model's own answer", r"^vLLM의 답 3: The sky is blue"),
+    ("11", "r11b0003"): ("the model's own answer", r"^vLLM의 3번 답: The sky is blue"),
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 IDENT_AROUND = re.compile(r"[\w./=<]")

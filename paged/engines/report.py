@@ -73,7 +73,7 @@ HEADER = msg(
     "{engine} {version}: 요청 {requests}개, 새 토큰 최대 {max_new}개, 크기 {block_size}인 블록 "
     "{blocks}개 (블록 0은 vLLM의 널 블록)",
 )
-ANSWER = msg("{engine}, answer {i}:", "{engine}의 답 {i}:")
+ANSWER = msg("{engine}, answer {i}:", "{engine}의 {i}번 답:")
 FIELDS = msg("  KVCacheBlock fields: {fields}", "  KVCacheBlock의 필드: {fields}")
 SAME = msg("answers equal to {engine}'s: {parts}", "{engine}의 답과 토큰까지 같은 답: {parts}")
 SAME_PART = msg("{name} {same} of {total}", "{name} {total}개 중 {same}개")
@@ -88,5 +88,5 @@ SPEED = msg(
     "course: {course_tps:.0f} new tokens/s (MEASURED, {cores} cores; the recording's numbers if "
     "vLLM is absent)",
     "{engine} {version} (CPU): 초당 새 토큰 {engine_tps:.0f}개, 엔진 시작 {start:.0f}초; 코스: "
-    "초당 새 토큰 {course_tps:.0f}개 (MEASURED, 코어 {cores}개; vLLM이 없으면 녹화본의 수치)",
+    "초당 새 토큰 {course_tps:.0f}개 (MEASURED, 코어 {cores}개; vLLM이 없으면 기록본의 수치)",
 )

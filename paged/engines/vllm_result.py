@@ -133,13 +133,13 @@ def from_record(rec: dict, source: str) -> EngineResult:
 
 LIVE = msg(
     "live: vLLM {version} ran here, now",
-    "실시간: 지금 이 기계에서 실행한 vLLM {version}",
+    "직접 실행: 지금 이 기계에서 실행한 vLLM {version}",
 )
 RECORDED = msg(
     "recorded: vLLM {version} is not installed here (`make vllm-venv`), so this is its run of the "
     "same request on {date}, {cpu} ({cores} cores), torch {torch}",
-    "녹화본: 여기에는 vLLM {version} 미설치(`make vllm-venv`). {date}에 "
-    "{cpu}({cores}코어), torch {torch}에서 같은 요청을 실행한 기록을 읽음",
+    "기록본: 여기에는 vLLM {version} 미설치(`make vllm-venv`). {date}에 "
+    "{cpu}(코어 {cores}개), torch {torch}에서 같은 요청을 실행한 기록을 읽음",
 )
 
 

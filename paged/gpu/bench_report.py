@@ -23,9 +23,9 @@ ROW = msg(
 )
 TIMED = msg(
     "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}{copy}% of copy",
-    "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}복사의 {copy}%",
+    "{ms:8.4f} ms {gbs:8.1f} GB/s, {peak}복사의 {copy} %",
 )
-OF_PEAK = msg("{pct}% of peak, ", "피크의 {pct}%, ")
+OF_PEAK = msg("{pct}% of peak, ", "피크의 {pct} %, ")
 HEADER = msg(
     "kernel variants ({label}; default today: {default!r})",
     "커널 변형 ({label}; 현재 기본값: {default!r})",

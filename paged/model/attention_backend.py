@@ -80,7 +80,7 @@ class AttentionBackend:
 
 ON_CUDA = msg(
     "Triton paged_attention kernel (CUDA) for decode; PyTorch gather_kv for prefill",
-    "디코드는 Triton paged_attention 커널(CUDA), 프리필은 PyTorch gather_kv",
+    "디코드는 Triton paged_attention 커널(CUDA), prefill은 PyTorch gather_kv",
 )
 ON_CPU = msg(
     "PyTorch reference through the block table (CPU): decode_attention_ref, gather_kv",
