@@ -103,6 +103,9 @@ def test_setup_cell_installs_only_the_course():
     assert '"google.colab" in sys.modules' in cell
     for module in course.RUNTIME_MODULES:
         assert f'"{module}"' in cell
+    # Triton reads TRITON_INTERPRET once, when first imported: the course picks the mode first
+    # (a CPU-only Colab runtime gets the interpreter), then the loop imports triton.
+    assert cell.index('"paged.attention.triton_mode"') < cell.index('"triton"')
 
 
 def test_setup_cell_does_nothing_outside_colab_but_set_the_language(capsys, monkeypatch):

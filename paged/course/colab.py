@@ -94,6 +94,8 @@ if "google.colab" in sys.modules:
     if done.returncode != 0:
         raise RuntimeError(f"pip could not install the course from {{source}}:\\n{{done.stderr}}")
     importlib.invalidate_caches()
+    # Before Triton loads, the course picks its mode: the CPU interpreter where there is no GPU.
+    importlib.import_module("paged.attention.triton_mode")
     kept = []
     for name in ({modules}):
         try:
