@@ -32,6 +32,10 @@ class Sequence:
     num_preemptions: int = 0
     num_recomputed_tokens: int = 0  # tokens prefilled again after recompute preemptions
     num_swapped_blocks: int = 0  # blocks copied out to the CPU pool (each comes back once)
+    req_id: object = field(init=False)  # the request's (a field: read millions of times)
+
+    def __post_init__(self) -> None:
+        self.req_id = self.request.req_id
 
     # ---- what serving does to it --------------------------------------------------------------
     def admit(self, num_tokens: int, num_cached: int) -> None:
@@ -64,10 +68,6 @@ class Sequence:
 
     # ---- queries -------------------------------------------------------------------------------
     @property
-    def req_id(self):
-        return self.request.req_id
-
-    @property
     def num_tokens(self) -> int:
         """Prompt plus generated tokens: what the cache holds while the request runs."""
         return self.request.prompt_len + self.num_generated
@@ -88,9 +88,12 @@ class Sequence:
         """Its positions start .. num_tokens - 1, to compute (`block_table(req_id)`: the pool's).
         A request prefilled again after a preemption keeps the token it sampled last (that token
         has no slot yet) and samples nothing new."""
-        held, r = self.num_tokens, self.request
-        sample = sample and not self.awaits_token
+        r, generated = self.request, self.num_generated
+        held = r.prompt_len + generated
+        sample = sample and len(self.output_ids) <= generated  # not self.awaits_token
         if r.prompt_token_ids is None:  # simulated: no model reads the run's table
-            return SeqRun(r.req_id, start, held - start, None, (), sample)
+            return SeqRun(self.req_id, start, held - start, None, (), sample)
         ids = (r.prompt_token_ids + tuple(self.output_ids))[start:held]
-        return SeqRun(r.req_id, start, held - start, ids, tuple(block_table(r.req_id)), sample)
+        return SeqRun(
+            self.req_id, start, held - start, ids, tuple(block_table(self.req_id)), sample
+        )
