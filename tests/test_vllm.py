@@ -181,7 +181,7 @@ def model():
     import torch
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # 6x faster than two threads on two busy cores (paged.model.bench)
+    torch.set_num_threads(1)  # 6x faster than two threads on two busy cores (paged.model.timing)
     yield pm.load("cpu")
     torch.set_num_threads(threads)
 

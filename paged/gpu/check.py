@@ -21,7 +21,7 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
   soon as it is measured and is killed at the cap: block sizes, the variants side by side (GB/s,
   % of the measured copy bandwidth, speed-up over the baseline and FlexAttention), baselines,
   sweep.
-- model: chapter 10's real model on this GPU (`paged.model.bench.serve`): paged through the
+- model: chapter 10's real model on this GPU (`paged.model.timing.serve`): paged through the
   Triton kernel against contiguous "max" in one KV budget, tokens compared, peak batch and
   tokens/s; recorded as skipped where the `model` extra or the weights are not installed.
 
@@ -147,7 +147,7 @@ def step_model(ctx: Context, seconds: float) -> dict:
     contiguous "max" in one budget (dry run: on the CPU, 2 prompts, 2 tokens)."""
     device, tokens, prompts = ("cpu", 2, 2) if ctx.dry_run else ("cuda", 32, 8)
     code = (
-        "import json, paged.model.bench as b; "
+        "import json, paged.model.timing as b; "
         f"print(json.dumps(b.serve({device!r}, {tokens}, b.PROMPTS[:{prompts}])))"
     )
     try:

