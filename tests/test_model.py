@@ -501,9 +501,11 @@ def test_paged_admits_more_than_max_in_the_same_budget(model):
     """Same tokens under both policies; paging runs a larger batch (and recomputes when short)."""
     prompts = [*PROMPTS, "Say hello."]
     ids = pm.prompt_ids(model, prompts)
-    budget = 2 * (max(map(len, ids)) + 24)  # "max" fits two requests at once, never three
+    budget = 2 * (
+        max(map(len, ids)) + 24
+    )  # "max_new_tokens" fits two requests at once, never three
     paged = pm.generate(model, prompts, 24, kv_slots=budget, block_size=4)
-    contiguous = pm.generate(model, prompts, 24, kv_slots=budget, policy="max")
+    contiguous = pm.generate(model, prompts, 24, kv_slots=budget, policy="max_new_tokens")
     assert paged.tokens == contiguous.tokens  # preempted and recomputed, or never
     assert paged.peak_batch > contiguous.peak_batch == 2
     assert paged.preemptions > 0 and paged.recomputed_tokens > 0
@@ -535,7 +537,7 @@ def test_shared_system_prompt_is_held_once(model):
         (dict(max_new_tokens=0), ValueError, "max_new_tokens"),
         (dict(prompts=["word " * 8300]), pm.PromptTooLong, "context of 8192"),
         (dict(kv_slots=20), pm.KVBudgetTooSmall, "kv_slots=20"),
-        (dict(kv_slots=20, policy="max"), pm.KVBudgetTooSmall, "reserves"),
+        (dict(kv_slots=20, policy="max_new_tokens"), pm.KVBudgetTooSmall, "reserves"),
         (dict(policy="pow2"), ValueError, "policy"),
         (dict(preemption="swap"), ValueError, "recomputation only"),
         (dict(prompts="one string"), ValueError, "list of strings"),

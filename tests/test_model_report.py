@@ -75,8 +75,10 @@ def test_decode_ms_by_batch_takes_the_median_over_runs():
 def test_admitted_at_start_applies_each_policys_admission():
     prompt_lens = [40, 35, 70, 38]  # blocks of 16: 3, 3, 5, 3
     assert report.admitted_at_start(prompt_lens, 200, 20 * 16, "paged") == 4  # prompts only
-    assert report.admitted_at_start(prompt_lens, 200, 20 * 16, "max") == 1  # 240 + 235 > 320
-    assert report.admitted_at_start(prompt_lens, 8, 20 * 16, "max") == 4
+    assert (
+        report.admitted_at_start(prompt_lens, 200, 20 * 16, "max_new_tokens") == 1
+    )  # 240 + 235 > 320
+    assert report.admitted_at_start(prompt_lens, 8, 20 * 16, "max_new_tokens") == 4
     assert report.admitted_at_start(prompt_lens, 8, 11 * 16, "paged") == 3  # 3 + 3 + 5 = 11
     assert report.admitted_at_start(prompt_lens, 8, 10 * 16, "paged") == 2  # FCFS: stops at 70
     assert report.admitted_at_start(prompt_lens, 8, 4 * 32, "paged", block_size=32) == 2
@@ -107,6 +109,6 @@ PROMPTS = [
 def test_admitted_at_start_predicts_generates_first_step(model):
     lens = [len(p) for p in pm.prompt_ids(model, PROMPTS)]
     budget = 3 * (max(lens) + 4)
-    for policy in ("max", "paged"):
+    for policy in ("max_new_tokens", "paged"):
         run = pm.generate(model, PROMPTS, 4, kv_slots=budget, policy=policy)
         assert report.admitted_at_start(lens, 4, budget, policy) == len(run.trace[0].admitted)

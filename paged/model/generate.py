@@ -7,8 +7,8 @@ now computing real tokens. The KV cache (`KVCache`) is sized by `kv_slots`; the 
 decides how it is handed out:
 - "paged": blocks of `block_size` slots, taken one at a time as sequences grow (§4.1-4.3),
   whole sequences preempted and later recomputed when blocks run out (§4.5);
-- "max": a contiguous range per request reserved at admission for prompt + max_new_tokens
-  slots, the most it can ever hold (the scheduler's contiguous "oracle" rule applied to the
+- "max_new_tokens": a contiguous range per request reserved at admission for prompt +
+  max_new_tokens slots, the most it can ever hold (the scheduler's contiguous "oracle" rule applied to the
   token cap; the paper's Orca (Max) reserves the model's whole context, even more).
 With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
 held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.sharing` counts
@@ -33,7 +33,7 @@ from .llama import Llama
 from .model_runner import ModelRunner, serve
 from .weights import check_tokenizer
 
-POLICIES = ("paged", "max")
+POLICIES = ("paged", "max_new_tokens")  # the second: what a contiguous range reserves
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class GenerateResult:
     prompt_lens: list[int]
     policy: str
     kv_slots: int
-    block_size: int | None  # None for "max"
+    block_size: int | None  # None for "max_new_tokens"
     peak_batch: int  # most requests running at once (holding KV cache while computed)
     steps: int  # scheduler steps
     preemptions: int
@@ -122,8 +122,8 @@ def blocks_for_all(final_lens: list[int], block_size: int) -> int:
 def scheduler_options(
     policy: str, block_size: int, shared_prefix: int = 0, rules: str = "course"
 ) -> tuple[str, dict]:
-    """The scheduler's policy and options for `policy`: "max" runs as "oracle" (prompt_len +
-    max_new_tokens is what each request may reach, so that is what it reserves)."""
+    """The scheduler's policy and options for `policy`: "max_new_tokens" runs as "oracle"
+    (prompt_len + max_new_tokens is what each request may reach, so that is what it reserves)."""
     if policy == "paged":
         shared = dict(shared_prefix=shared_prefix) if shared_prefix else {}
         return "paged", dict(block_size=block_size, rules=rules, **shared)
@@ -149,8 +149,8 @@ def generate(
     """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
 
     kv_slots: the KV budget in token slots; None means enough for every request at once.
-    block_size: slots per block under "paged". policy: "paged" or "max" (contiguous, prompt +
-    max_new_tokens reserved per request: see the module docstring). system: a system prompt
+    block_size: slots per block under "paged". policy: "paged" or "max_new_tokens" (contiguous,
+    prompt + max_new_tokens reserved per request: see the module docstring). system: a system prompt
     instead of the template's default one. max_num_seqs: a cap on requests running together.
     preemption: "recompute" only (swapping is a simulator feature here). share_prefix: hold the
     prompts' common first tokens once ("paged" only). record_layout: keep every step's memory

@@ -71,8 +71,8 @@ def admitted_at_start(
 ) -> int:
     """How many of these requests, all queued at once, the first step admits (`generate`'s rules).
 
-    "paged": each takes the blocks its prompt fills, keeping the watermark free; "max": each
-    reserves prompt_len + max_new_tokens contiguous slots. Only the scheduler runs (SIMULATED).
+    "paged": each takes the blocks its prompt fills, keeping the watermark free; "max_new_tokens":
+    each reserves prompt_len + max_new_tokens contiguous slots. Only the scheduler runs (SIMULATED).
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")

@@ -9,7 +9,7 @@ Prints, with the machine and library versions:
 - the model call of one decode step at batch 1 and batch 8 (median over the steps in which
   the whole batch ran), and new tokens per second of the whole run, prefill included;
 - peak resident memory (the largest of this process and its children);
-- paged against contiguous ("max") reservation in the same KV budget: peak batch, steps,
+- paged against contiguous ("max_new_tokens") reservation in the same KV budget: peak batch, steps,
   preemptions, tokens per second.
 The issue's targets (2 cores): first load <= 30 s, cached load <= 5 s, decode step at batch 8
 <= 150 ms, peak memory <= 2 GiB. Timings are of this machine at this moment: other processes
@@ -114,7 +114,7 @@ def decode_step(model, batch: int, new_tokens: int) -> tuple[float, float, int]:
 
 
 def serve(device: str, new_tokens: int = 32, prompts=PROMPTS) -> dict:
-    """Paged (the Triton kernel on CUDA) and contiguous "max" on the same prompts and budget:
+    """Paged (the Triton kernel on CUDA) and contiguous "max_new_tokens" on the same prompts and budget:
     tokens equal, peak batch, steps, preemptions, tokens per second (MEASURED on `device`)."""
     import torch
 
@@ -123,10 +123,10 @@ def serve(device: str, new_tokens: int = 32, prompts=PROMPTS) -> dict:
     model = pm.load(device=device)
     pm.generate(model, prompts[:1], 2)  # warm-up: compiles the kernels on a GPU
     ids = pm.prompt_ids(model, prompts)
-    budget = 3 * (max(map(len, ids)) + new_tokens)  # contiguous "max" fits three at once
+    budget = 3 * (max(map(len, ids)) + new_tokens)  # contiguous "max_new_tokens" fits three at once
     runs = {
         p: pm.generate(model, prompts, new_tokens, kv_slots=budget, policy=p)
-        for p in ("max", "paged")
+        for p in ("max_new_tokens", "paged")
     }
     rows = [
         dict(
@@ -145,7 +145,7 @@ def serve(device: str, new_tokens: int = 32, prompts=PROMPTS) -> dict:
         kv_slots=budget,
         new_tokens=new_tokens,
         prompts=len(prompts),
-        same_tokens=runs["max"].tokens == runs["paged"].tokens,
+        same_tokens=runs["max_new_tokens"].tokens == runs["paged"].tokens,
         rows=rows,
     )
 
@@ -194,12 +194,14 @@ def main(argv=None) -> None:
         )
 
     ids = pm.prompt_ids(model, PROMPTS)
-    budget = 3 * (max(map(len, ids)) + 32)  # contiguous "max" fits three requests at once
+    budget = 3 * (
+        max(map(len, ids)) + 32
+    )  # contiguous "max_new_tokens" fits three requests at once
     print(f"\n8 prompts, max_new_tokens 32, the same KV budget of {budget} slots:")
     print(f"{'policy':>14} {'peak batch':>10} {'steps':>6} {'preemptions':>11} {'tokens/s':>9}")
-    for policy, block_size in (("max", 16), ("paged", 16), ("paged", 4)):
+    for policy, block_size in (("max_new_tokens", 16), ("paged", 16), ("paged", 4)):
         r = pm.generate(model, PROMPTS, 32, kv_slots=budget, policy=policy, block_size=block_size)
-        name = policy if policy == "max" else f"paged, bs {block_size}"
+        name = f"paged, bs {block_size}" if policy == "paged" else policy
         print(
             f"{name:>14} {r.peak_batch:>10} {r.steps:>6} {r.preemptions:>11} {r.tokens_per_s:>9.1f}"
         )
