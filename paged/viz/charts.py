@@ -53,7 +53,7 @@ def draw_breakdown(results: dict, ax=None, paper=facts.FIG2_BREAKDOWN, title=Non
         if paper and policy in paper:
             p = paper[policy]
             pct = {c: (p[c] or 0) / 100 for c in CATEGORIES}
-            if policy == "paged":  # the paper does not split vLLM's remaining 3.7 %
+            if all(p[c] is None for c in CATEGORIES[1:]):  # vLLM's 3.7 %: not split in Fig. 2
                 pct["external_fragmentation"] = 1 - pct["token_states"]
             bars.append((f"{facts.FIG2_SYSTEM_NAMES[policy]}  PAPER", pct, True))
     for i, (_, frac, is_paper) in enumerate(bars):
