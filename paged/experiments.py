@@ -1,7 +1,8 @@
 """Experiments the chapters and figures share: policies head to head, the block-size sweep,
 and block sharing in parallel sampling and beam search.
 
-Both are thin loops over `simulate`; keeping them here means a notebook and `python -m
+The first two are loops over `simulate`; the sharing experiments drive a `PagedAllocator`
+directly (fork, append, copy-on-write). Keeping them here means a notebook and `python -m
 paged.viz.figures` can never disagree about how a number was made. All results are SIMULATED.
 """
 
