@@ -8,7 +8,10 @@ first admission it predicts is the one `generate` makes (transformers' oracle, l
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -112,3 +115,22 @@ def test_admitted_at_start_predicts_generates_first_step(model):
     for policy in ("max_new_tokens", "paged"):
         run = pm.generate(model, PROMPTS, 4, kv_slots=budget, policy=policy)
         assert report.admitted_at_start(lens, 4, budget, policy) == len(run.trace[0].admitted)
+
+
+@pytest.mark.parametrize(("value", "says"), [(None, "default"), ("1", "1"), ("0", "error")])
+def test_only_the_runners_pin_torchs_threads(value, says):
+    """A learner's machine keeps torch's default threads; PAGED_NUM_THREADS (set by the test and
+    notebook runners) pins them, and a bad value is named."""
+    env = {k: v for k, v in os.environ.items() if k != "PAGED_NUM_THREADS"}
+    if value is not None:
+        env["PAGED_NUM_THREADS"] = value
+    code = (
+        "import torch; d = torch.get_num_threads(); import paged.model; "
+        "print('default' if torch.get_num_threads() == d else torch.get_num_threads())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if says == "error":
+        assert done.returncode != 0 and "PAGED_NUM_THREADS='0'" in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == says

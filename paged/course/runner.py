@@ -7,6 +7,7 @@ python -m paged.course.runner --times notebooks/04_head_to_head.ipynb   # the sl
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,9 @@ from nbclient import NotebookClient
 
 
 def execute(path: Path, record_timing: bool = False):
-    """The notebook at `path`, run top to bottom in a fresh kernel, and its wall time in s."""
+    """The notebook at `path`, run top to bottom in a fresh kernel, and its wall time in s. The
+    kernel's torch uses one thread (`paged.model`), as under the tests, unless the caller says."""
+    os.environ.setdefault("PAGED_NUM_THREADS", "1")  # the kernel inherits it
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps of an earlier run
