@@ -44,3 +44,13 @@ NEEDS_CONTIGUOUS = msg(
     "R{req} needs {need} contiguous slots; {free} are free, but in pieces",
     "R{req}에는 연속된 슬롯 {need}개가 필요합니다. 빈 슬롯은 {free}개지만 조각나 있습니다",
 )
+
+# What the hidden prediction check says when it fails (after a learner's change, say)
+CHECK_REFUSED_SHARE = msg(
+    "expected about one step in five (15-30 %) for this chapter's run (40 ShareGPT-like "
+    "requests, seed 2, 3,000 slots, Oracle); got {pct:.1f} %. Another seed or arena size moves "
+    "it, which is fine: the lesson is that such refusals happen at all",
+    "이 장의 실행(ShareGPT 비슷한 요청 40개, 시드 2, 슬롯 3,000개, Oracle)이라면 다섯 단계에 "
+    "한 번꼴(15-30 %)이어야 하는데, 나온 값은 {pct:.1f} %입니다. 시드나 아레나 크기를 바꾸면 "
+    "달라지며, 그래도 괜찮습니다: 배울 점은 이런 거절이 실제로 일어난다는 것입니다",
+)

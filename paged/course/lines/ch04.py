@@ -63,3 +63,74 @@ BLOCK_SIZE_ROW = msg(
     "block {size:3d}: empty slots in last blocks {empty:5.1f}%, {entries:6.1f} table entries per request",
     "블록 {size:3d}: 마지막 블록의 빈 슬롯 {empty:5.1f} %, 요청당 테이블 항목 {entries:6.1f}개",
 )
+
+# What the hidden prediction checks say when they fail (after a learner's change, say). The
+# numbers are those of this chapter's run: 2,000 ShareGPT-like requests (seed 0), OPT-13B in an
+# A100-40GB's KV budget, buddy placement.
+CHECK_NEAR_FIG2 = msg(
+    "{policy}: expected within 15 points of Fig. 2, summed over its four bars, for this "
+    "chapter's workload (2,000 ShareGPT-like requests, seed 0); got {gap:.1f}. Another workload "
+    "moves the bars, which is fine: the match holds for this one",
+    "{policy}: 이 장의 워크로드(ShareGPT 비슷한 요청 2,000개, 시드 0)라면 네 막대를 합쳐 "
+    "Fig. 2와 15포인트 안이어야 하는데, 나온 차이는 {gap:.1f}입니다. 워크로드를 바꾸면 막대가 "
+    "움직이며, 그래도 괜찮습니다: 일치는 이 워크로드에서의 이야기입니다",
+)
+CHECK_TOKEN_SHARES = msg(
+    "expected token states of {expected} (% of memory) for this chapter's workload (2,000 "
+    "ShareGPT-like requests, seed 0, OPT-13B on an A100-40GB); got {got}. Another seed, size "
+    "or budget moves them, which is fine: the lesson is the order, Max < Pow2 < Oracle < paged",
+    "이 장의 워크로드(ShareGPT 비슷한 요청 2,000개, 시드 0, A100-40GB의 OPT-13B)에서 토큰 "
+    "상태(메모리 대비 %)의 예상 값은 {expected}, 나온 값은 {got}입니다. 시드, 크기, 예산을 "
+    "바꾸면 달라지며, 그래도 괜찮습니다: 배울 점은 Max < Pow2 < Oracle < paged라는 순서입니다",
+)
+CHECK_ROUND_UP = msg(
+    "expected the buddy round-up under Oracle to take 25.1% of memory for this chapter's "
+    "workload (2,000 ShareGPT-like requests, seed 0); got {got:.1f}%. Another seed or size "
+    "moves it, which is fine: the prediction's answer is about a quarter",
+    "이 장의 워크로드(ShareGPT 비슷한 요청 2,000개, 시드 0)라면 Oracle에서 버디 할당자의 "
+    "올림분이 메모리의 25.1 %여야 하는데, 나온 값은 {got:.1f} %입니다. 시드나 크기를 바꾸면 "
+    "달라지며, 그래도 괜찮습니다: 예측의 답은 '4분의 1쯤'입니다",
+)
+CHECK_SHARE = msg(
+    "{policy}, {category}: expected {expected}% of memory for this chapter's workload (2,000 "
+    "ShareGPT-like requests, seed 0); got {got:.1f}%. Another seed or size moves it, which is "
+    "fine: compare the policies, not the decimals",
+    "{policy}, {category}: 이 장의 워크로드(ShareGPT 비슷한 요청 2,000개, 시드 0)라면 메모리의 "
+    "{expected} %여야 하는데, 나온 값은 {got:.1f} %입니다. 시드나 크기를 바꾸면 달라지며, "
+    "그래도 괜찮습니다: 소수점이 아니라 정책끼리 비교하세요",
+)
+CHECK_SAME_REQUESTS = msg(
+    "expected `sharegpt` to be the setup cell's 2,000 requests with seed 0 and the default "
+    "σ = 0.8; another seed or size there changes every row below, which is fine: compare the "
+    "rows with each other",
+    "`sharegpt`는 설정 셀의 요청 2,000개(시드 0, 기본값 σ = 0.8)여야 합니다. 거기서 시드나 "
+    "크기를 바꾸면 아래의 모든 행이 달라지며, 그래도 괜찮습니다: 행끼리 비교하세요",
+)
+CHECK_SPREAD_TABLE = msg(
+    "expected token states (% of memory) by σ of {expected} for this chapter's workload (2,000 "
+    "ShareGPT-like requests, seed 0); got {got}. Another seed or size moves them, which is "
+    "fine: the lesson is which column moves most",
+    "이 장의 워크로드(ShareGPT 비슷한 요청 2,000개, 시드 0)에서 σ별 토큰 상태(메모리 대비 %)의 "
+    "예상 값은 {expected}, 나온 값은 {got}입니다. 시드나 크기를 바꾸면 달라지며, 그래도 "
+    "괜찮습니다: 배울 점은 어느 열이 가장 많이 움직이느냐입니다",
+)
+CHECK_MAX_BATCH = msg(
+    "expected Max to run 7 requests at every σ: its 2,048-token reservations fit 7 times in "
+    "this chapter's {slots:,} slots; got {got}. Another budget or model changes the 7",
+    "Max는 모든 σ에서 요청 7개를 처리해야 합니다: 2,048토큰 예약이 이 장의 슬롯 {slots:,}개에 "
+    "7번 들어갑니다. 나온 값: {got}. 예산이나 모델을 바꾸면 7이 달라집니다",
+)
+CHECK_PAGED_BATCH = msg(
+    "σ = {sigma}: expected a mean batch of {expected} with paging for this chapter's workload "
+    "(2,000 ShareGPT-like requests, seed 0); got {got:.1f}. Another seed or size moves it, "
+    "which is fine: the lesson is that a wider spread runs fewer requests at once",
+    "σ = {sigma}: 이 장의 워크로드(ShareGPT 비슷한 요청 2,000개, 시드 0)에서 페이징의 평균 "
+    "배치는 예상 값이 {expected}, 나온 값이 {got:.1f}입니다. 시드나 크기를 바꾸면 달라지며, "
+    "그래도 괜찮습니다: 배울 점은 퍼짐이 넓을수록 한꺼번에 처리하는 요청이 적다는 것입니다",
+)
+CHECK_MEAN_OUTPUT = msg(
+    "σ = 1.1: expected a mean output of 322 tokens (the paper's 338 before the 2,048-token cap) "
+    "for this chapter's workload (seed 0); got {got:.1f}. Another seed moves it a little",
+    "σ = 1.1: 이 장의 워크로드(시드 0)라면 평균 출력이 322토큰(2,048토큰 상한 전에는 논문의 "
+    "338)이어야 하는데, 나온 값은 {got:.1f}입니다. 시드를 바꾸면 조금 달라집니다",
+)

@@ -85,3 +85,16 @@ NOTHING_MEASURED = msg(
     "여기에는 GPU가 없어 MEASURED 수치가 없습니다. GPU에서는 이 셀이 이 형상으로 "
     "paged_attention의 시간을 잽니다.",
 )
+
+# What the hidden prediction check says when it fails (after a learner's change, say)
+CHECK_RESCALE_ERRORS = msg(
+    "expected, without the rescale, the one-tile sequence exact (< 1e-5) and the two- and "
+    "three-tile ones off by 5-20 % of the largest output, for this chapter's case (5, 30 and 37 "
+    "tokens, seed 1, tiles of 16); got {errors} against {largest:.2f}. Other lengths or seeds "
+    "move the sizes, which is fine: what holds is that only sequences longer than one tile go "
+    "wrong",
+    "재조정이 없을 때 이 장의 경우(5, 30, 37토큰, 시드 1, 16토큰 타일)라면 타일 하나짜리 "
+    "시퀀스는 정확하고(< 1e-5) 타일 둘, 셋짜리는 가장 큰 출력의 5-20 %만큼 틀려야 하는데, 나온 "
+    "오차는 {errors}, 가장 큰 출력은 {largest:.2f}입니다. 길이나 시드를 바꾸면 크기가 "
+    "달라지며, 그래도 괜찮습니다: 변하지 않는 것은 타일 하나보다 긴 시퀀스만 틀린다는 점입니다",
+)
