@@ -129,11 +129,7 @@ def test_korean_chapter_qualifies_chapter_numbers_and_glosses_once(path):
 # Korean messages that issue 39's edition pass left as they were (another change owned their
 # files, or a fix needs a run this machine cannot make): (the first 30 characters, the variant). The test fails when one is fixed too,
 # so that this list only shrinks.
-PENDING = {
-    # paged/course/lines/ch10.py: a fix re-executes chapter 10, whose timing cell would then be
-    # measured under this machine's torch (2.13.0+cpu), not the edition's 2.14.1 run
-    ("MEASURED (횟수: 기계의 속도가 아니라 프롬프트", "MEASURED (횟수"),
-}
+PENDING: set[tuple[str, str]] = set()
 
 
 def test_korean_messages_use_the_glossary():

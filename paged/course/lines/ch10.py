@@ -20,14 +20,16 @@ BLOCKS_TITLE = msg("step {step}: {n} tokens in {b} blocks", "단계 {step}: 토�
 
 # Paged, contiguous and transformers: the same tokens
 PAGED_16 = msg("paged, blocks of 16", "페이징, 크기 16인 블록")
-CONTIGUOUS_MAX = msg("contiguous max", "연속 할당 max")
+CONTIGUOUS_MAX_NEW_TOKENS = msg("contiguous max_new_tokens", "연속 할당 max_new_tokens")
 TRANSFORMERS_GENERATE = msg("transformers generate()", "transformers의 generate()")
 SLOTS_HELD = msg(
-    "max reserved {r} slots at admission; paging held {a} slots then and {b} at the end",
-    "max는 수락할 때 슬롯 {r}개를 예약했고, 페이징은 그때 슬롯 {a}개, 끝에는 {b}개를 가졌습니다",
+    "the contiguous run reserved {r} slots at admission; paging held {a} slots then and {b} at"
+    " the end",
+    "연속 할당 실행은 수락할 때 슬롯 {r}개를 예약했고, 페이징은 그때 슬롯 {a}개, 끝에는 {b}개를"
+    " 가졌습니다",
 )
 
-# Twenty-four requests, max against paging
+# Twenty-four requests, max_new_tokens against paging
 WORKLOAD = msg(
     "{n} prompts of {lo}-{hi} tokens; answers of {a}-{b} tokens ({early} stopped before the cap"
     " of {cap}); {slots} KV slots",
@@ -36,23 +38,24 @@ WORKLOAD = msg(
 )
 MEASURED_COUNTS = msg(
     "MEASURED (counts: they depend on the prompts and the tokens, not on the machine's speed)",
-    "MEASURED (횟수: 기계의 속도가 아니라 프롬프트와 토큰에 달려 있음)",
+    "MEASURED (센 값: 기계의 속도가 아니라 프롬프트와 토큰에 달려 있음)",
 )
 POLICY_TABLE_HEADER = msg(
-    "policy  peak batch  mean batch  steps  preemptions  tokens recomputed",
-    "정책     최대 배치   평균 배치   단계         선점      재계산한 토큰",
+    "policy          peak batch  mean batch  steps  preemptions  tokens recomputed",
+    "정책             최대 배치   평균 배치   단계         선점      재계산한 토큰",
 )
 
 # The timings
 MEASURED_ON = msg("MEASURED on {env}", "MEASURED, 측정 환경: {env}")
 POLICY_SECONDS = msg(
-    "{policy:6s} {total:5.1f} s: {decode:5.1f} s of decode steps, {rest:4.1f} s of prefills"
+    "{policy:14s} {total:5.1f} s: {decode:5.1f} s of decode steps, {rest:4.1f} s of prefills"
     " (recomputation included) and bookkeeping; {tps:5.1f} new tokens/s",
-    "{policy:6s} {total:5.1f}초: 디코드 단계 {decode:5.1f}초, prefill(재계산 포함)과 관리"
+    "{policy:14s} {total:5.1f}초: 디코드 단계 {decode:5.1f}초, prefill(재계산 포함)과 관리"
     " {rest:4.1f}초; 초당 새 토큰 {tps:5.1f}개",
 )
 SPEED_RATIO = msg(
-    "new tokens per second, paged / max: {ratio:.2f}", "초당 새 토큰, 페이징 / max: {ratio:.2f}"
+    "new tokens per second, paged / max_new_tokens: {ratio:.2f}",
+    "초당 새 토큰, 페이징 / max_new_tokens: {ratio:.2f}",
 )
 DECODE_MS_BY_BATCH = msg(
     "one decode step, median ms by batch size:", "디코드 단계 하나, 배치 크기별 중앙값(ms):"
@@ -78,7 +81,9 @@ ADMITTED_HEADER = msg(
     " these prompts' lengths)",
     "요청 {n}개 가운데 첫 단계가 수락하는 수 (SIMULATED: 이 프롬프트 길이로 돌린 스케줄러의 수락)",
 )
-ADMITTED_TABLE_HEADER = msg("output cap  slots   max  paging", " 출력 상한   슬롯   max  페이징")
+ADMITTED_TABLE_HEADER = msg(
+    "output cap  slots  max_new_tokens  paging", " 출력 상한   슬롯  max_new_tokens  페이징"
+)
 
 # A shared system prompt
 SHARED_PREFIX = msg(
