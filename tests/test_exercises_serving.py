@@ -75,7 +75,9 @@ def prompt_blocks(p, n, bs):
 
 
 WRONG = {
-    "as contiguous 'max' reservation does": _walk(lambda p, n, bs: math.ceil((p + n) / bs)),
+    "as the contiguous max_new_tokens reservation does": _walk(
+        lambda p, n, bs: math.ceil((p + n) / bs)
+    ),
     "first come, first served": _walk(prompt_blocks, skip=True),
     "fewer than watermark_blocks free": _walk(prompt_blocks, watermark=False),
     "one block too few": _walk(lambda p, n, bs: p // bs),

@@ -3,7 +3,7 @@
 `admit` is the build exercise: the admission rule of the course's scheduler, the rule that sets
 how many requests run together in one KV budget (the peak batch chapter 10 measures on a real
 model). Under paging a new request takes blocks for the tokens it holds now, its prompt, and not
-for the `max_new_tokens` it may write later (contiguous "max" reservation takes those too); the
+for the `max_new_tokens` it may write later (the contiguous `max_new_tokens` reservation takes those too); the
 queue is served first come, first served, and admission keeps a watermark of blocks free for the
 running requests to grow into. The ground truth is `paged.scheduler.Scheduler`: each case is a
 pool of exactly `free_blocks` free blocks with the requests queued at once, and the answer is
@@ -80,10 +80,10 @@ _ADMIT_MISTAKES = (
     (
         _rule(blocks=lambda p, n, bs: -(-(p + n) // bs)),
         msg(
-            "you reserved prompt + max_new_tokens, as contiguous 'max' reservation does; paging takes "
-            "blocks only for the tokens a request holds now, its prompt.",
-            "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 'max' 예약이 그렇게 합니다. "
-            "페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.",
+            "you reserved prompt + max_new_tokens, as the contiguous max_new_tokens reservation "
+            "does; paging takes blocks only for the tokens a request holds now, its prompt.",
+            "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 max_new_tokens 예약이 "
+            "그렇게 합니다. 페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.",
         ),
     ),
     (

@@ -22,7 +22,7 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
   % of the measured copy bandwidth, speed-up over the baseline and FlexAttention), baselines,
   sweep.
 - model: chapter 10's real model on this GPU (`paged.model.timing.serve`): paged through the
-  Triton kernel against contiguous "max" in one KV budget, tokens compared, peak batch and
+  Triton kernel against contiguous "max_new_tokens" in one KV budget, tokens compared, peak batch and
   tokens/s; recorded as skipped where the `model` extra or the weights are not installed.
 
 Writes to DIR: `gpu_check.json` (all, with `failures`), `pytest-<i>.xml`/`.log`, `registers.csv`,
@@ -144,7 +144,7 @@ def step_bench(ctx: Context, seconds: float) -> list[dict]:
 
 def step_model(ctx: Context, seconds: float) -> dict:
     """The real model (chapter 10) on this GPU, in a child: paged through the Triton kernel vs
-    contiguous "max" in one budget (dry run: on the CPU, 2 prompts, 2 tokens)."""
+    contiguous "max_new_tokens" in one budget (dry run: on the CPU, 2 prompts, 2 tokens)."""
     device, tokens, prompts = ("cpu", 2, 2) if ctx.dry_run else ("cuda", 32, 8)
     code = (
         "import json, paged.model.timing as b; "
@@ -166,7 +166,7 @@ def step_model(ctx: Context, seconds: float) -> dict:
     if ctx.dry_run:
         result["label"] = ctx.label  # the CPU, two tokens: not a measurement
     if not result["same_tokens"]:
-        ctx.errors.append("model: paged and max gave different tokens")
+        ctx.errors.append("model: paged and max_new_tokens gave different tokens")
     return result
 
 
