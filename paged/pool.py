@@ -1,11 +1,11 @@
 """One pool interface, two memories: contiguous reservation and paging, seen alike by the scheduler.
 
 The scheduler (`paged.scheduler`) asks its KV memory the same questions whatever the policy:
-could this request ever fit, alone (`fits_alone`), may it be admitted now (`why_not`), give it its slots (`admit`), may a running request
-grow by one token (`can_grow`, `grow`), take its slots back (`release`), what does memory hold
-now (`usage`, `layout`) and where does each token live (`block_table`, `slot_mapping`).
-`make_pool` builds the pool a settled config (`paged.scheduler_config`) asks for; it is the one place that
-tells the two memories apart.
+could this request ever fit, alone (`fits_alone`), may it be admitted now (`why_not`), give it
+its slots (`admit`), may a running request grow by one token (`can_grow`, `grow`), take its
+slots back (`release`), what does memory hold now (`usage`, `layout`) and where does each token
+live (`block_table`, `slot_mapping`). `make_pool` builds the pool a settled config
+(`paged.scheduler_config`) asks for; it is the one place that tells the two memories apart.
 
 - `ContiguousPool`: one range per request, reserved at admission by the policy's rule ("max",
   "pow2", "oracle"; `paged.contiguous`), so a running request always has room to grow and is
@@ -201,9 +201,10 @@ class PagedPool:
         return self.allocator.slot_mapping(req_id)
 
     def usage(self, running: list) -> Usage:
-        """Slots per category (`running`: the running `Sequence`s). The empty slots of a last block are "reservation" when the
-        sequence will still fill them (§4.2: they "are reserved for future generations") and
-        internal fragmentation when it finishes first: at most block_size - 1 per sequence."""
+        """Slots per category (`running`: the running `Sequence`s). The empty slots of a last
+        block are "reservation" when the sequence will still fill them (§4.2: they "are reserved
+        for future generations") and internal fragmentation when it finishes first: at most
+        block_size - 1 per sequence."""
         a, bs = self.allocator, self.block_size
         held = (a.num_used_blocks - self.null_block) * bs  # the null block counts as "others"
         tokens = self.shared_prefix if self.holds_prefix else 0

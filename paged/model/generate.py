@@ -8,8 +8,8 @@ decides how it is handed out:
 - "paged": blocks of `block_size` slots, taken one at a time as sequences grow (§4.1-4.3),
   whole sequences preempted and later recomputed when blocks run out (§4.5);
 - "max_new_tokens": a contiguous range per request reserved at admission for prompt +
-  max_new_tokens slots, the most it can ever hold (the scheduler's contiguous "oracle" rule applied to the
-  token cap; the paper's Orca (Max) reserves the model's whole context, even more).
+  max_new_tokens slots, the most it can ever hold (the scheduler's contiguous "oracle" rule
+  applied to the token cap; the paper's Orca (Max) reserves the model's whole context, even more).
 With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
 held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.sharing` counts
 what it saves). Every input is checked before any memory is taken: the scheduler's own options

@@ -114,8 +114,9 @@ def decode_step(model, batch: int, new_tokens: int) -> tuple[float, float, int]:
 
 
 def serve(device: str, new_tokens: int = 32, prompts=PROMPTS) -> dict:
-    """Paged (the Triton kernel on CUDA) and contiguous "max_new_tokens" on the same prompts and budget:
-    tokens equal, peak batch, steps, preemptions, tokens per second (MEASURED on `device`)."""
+    """Paged (the Triton kernel on CUDA) and contiguous "max_new_tokens" on the same prompts and
+    budget: tokens equal, peak batch, steps, preemptions, tokens per second (MEASURED on
+    `device`)."""
     import torch
 
     import paged.model as pm
