@@ -247,7 +247,7 @@ def test_live_run_equals_its_recording(name):
 def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
     from types import SimpleNamespace
 
-    from paged.engines import report
+    from paged.engines import summary
 
     engine = run_recorded(CHAPTER)
     v1 = SimpleNamespace(tokens=engine.tokens, rules="vllm-v1")
@@ -255,10 +255,10 @@ def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
     for lang in ("en", "ko"):
         monkeypatch.setenv("PAGED_LANG", lang)
         lines = [
-            *report.engine_header(engine, 24, 48),
-            report.same_answers(engine, v1, own),
-            report.cached_tokens(1472, engine, 2485),
-            report.speed(engine, 60.0),
+            *summary.engine_header(engine, 24, 48),
+            summary.same_answers(engine, v1, own),
+            summary.cached_tokens(1472, engine, 2485),
+            summary.speed(engine, 60.0),
         ]
         text = "\n".join(lines)
         assert "24" in lines[0] and "48" in lines[0] and str(engine.kv_blocks) in lines[0]
@@ -270,5 +270,5 @@ def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
         else:
             assert "course (V1 rules) 24 of 24" in text and "course (own rules) 0 of 24" in text
     monkeypatch.setenv("PAGED_LANG", "en")
-    assert report.rules_name(v1) == "course (V1 rules)"
-    assert report.rules_name(own) == "course (own rules)"
+    assert summary.rules_name(v1) == "course (V1 rules)"
+    assert summary.rules_name(own) == "course (own rules)"

@@ -41,12 +41,10 @@ def main(argv=None) -> None:
         + "  round-up  batch  preempt  secs"
     )
     print(head)
+    paged_options = dict(seed=args.seed, admission=args.admission)
     for policy in SIM_POLICIES:
         t0 = time.perf_counter()
-        if policy == "paged":
-            options = dict(seed=args.seed, admission=args.admission)
-        else:
-            options = dict(placement=args.placement)
+        options = {"paged": paged_options}.get(policy, dict(placement=args.placement))
         r = simulate(reqs, policy, kv_slots=slots, **options)
         secs = time.perf_counter() - t0
         sim = " ".join(f"{100 * r.breakdown[c]:12.1f}" for c in CATEGORIES)

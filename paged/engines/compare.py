@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..text import msg, pad
-from .report import rules_name
+from .summary import rules_name
 
 
 def held_blocks(record) -> int:

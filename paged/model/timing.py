@@ -195,14 +195,12 @@ def main(argv=None) -> None:
         )
 
     ids = pm.prompt_ids(model, PROMPTS)
-    budget = 3 * (
-        max(map(len, ids)) + 32
-    )  # contiguous "max_new_tokens" fits three requests at once
+    budget = 3 * (max(map(len, ids)) + 32)  # contiguous max_new_tokens fits three requests
     print(f"\n8 prompts, max_new_tokens 32, the same KV budget of {budget} slots:")
     print(f"{'policy':>14} {'peak batch':>10} {'steps':>6} {'preemptions':>11} {'tokens/s':>9}")
-    for policy, block_size in (("max_new_tokens", 16), ("paged", 16), ("paged", 4)):
+    runs = (("max_new_tokens", 16, "max_new_tokens"), ("paged", 16, "paged, bs 16"))
+    for policy, block_size, name in (*runs, ("paged", 4, "paged, bs 4")):
         r = pm.generate(model, PROMPTS, 32, kv_slots=budget, policy=policy, block_size=block_size)
-        name = f"paged, bs {block_size}" if policy == "paged" else policy
         print(
             f"{name:>14} {r.peak_batch:>10} {r.steps:>6} {r.preemptions:>11} {r.tokens_per_s:>9.1f}"
         )

@@ -5,6 +5,6 @@ side by side, so it reads as plain Python and shows one line where it showed two
 name is a `paged.text.Message` (English and Korean, chosen by `PAGED_LANG`), so every sentence a
 learner reads lives in the catalogue, where the glossary and the particle-template checks see it.
 Printed reports that belong to a part of the library (a model run, an engine run) live beside that
-part instead (`paged.model.report`, `paged.engines.report`); these modules hold what only one
+part instead (`paged.model.report`, `paged.engines.summary`); these modules hold what only one
 chapter says. They import nothing but `paged.text`.
 """
