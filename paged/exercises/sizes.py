@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..contiguous import ContiguousAllocator, next_pow2
+from ..contiguous import POLICIES, ContiguousAllocator, next_pow2
 from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import simulate
 from ..text import msg
@@ -247,7 +247,7 @@ def _random_runs(rng, n: int = 6):
         ]
         policy = rng.choice(("max", "pow2", "paged", "oracle"))
         options = {"kv_slots": rng.choice((24, 30, 48, 200)), "max_seq_len": 24}
-        if policy == "paged":
+        if policy not in POLICIES:  # paging: blocks, not one range per request
             options = {
                 "kv_slots": rng.choice((24, 32, 64, 256)),
                 "block_size": rng.choice((1, 4, 8)),

@@ -33,8 +33,6 @@ from .llama import Llama
 from .model_runner import ModelRunner, serve
 from .weights import check_tokenizer
 
-POLICIES = ("paged", "max_new_tokens")  # the second: what a contiguous range reserves
-
 
 @dataclass(frozen=True)
 class GenerateResult:
@@ -119,15 +117,57 @@ def blocks_for_all(final_lens: list[int], block_size: int) -> int:
     return num_blocks
 
 
+class _Paging:
+    """`policy="paged"`: the scheduler's paging, blocks of `block_size` taken as sequences grow."""
+
+    scheduler_policy = "paged"
+
+    def check(self, block_size: int, share_prefix: bool, attention) -> int:
+        block_size = require_int("block_size", block_size, at_least=1)
+        if attention.pow2_block_size and (block_size & (block_size - 1) or block_size > 256):
+            raise ValueError(f"block_size must be a power of two <= 256 here, got {block_size}")
+        return block_size
+
+    def slots_for_all(self, final_lens: list[int], block_size: int, rules: str) -> int:
+        null = rules == "vllm-v1"  # vLLM's null block is one of the pool's blocks
+        return (blocks_for_all(final_lens, block_size) + null) * block_size
+
+    def options(self, block_size: int, shared_prefix: int, rules: str) -> dict:
+        shared = dict(shared_prefix=shared_prefix) if shared_prefix else {}
+        return dict(block_size=block_size, rules=rules, **shared)
+
+
+class _MaxNewTokens:
+    """`policy="max_new_tokens"`: one contiguous range per request of prompt + max_new_tokens
+    slots, what it may reach; the scheduler's "oracle" rule, the cap being the output length."""
+
+    scheduler_policy = "oracle"
+
+    def check(self, block_size: int, share_prefix: bool, attention) -> int:
+        if share_prefix:
+            raise ValueError(
+                "share_prefix=True needs policy 'paged', got 'max_new_tokens': a contiguous "
+                "range cannot hold another request's tokens"
+            )
+        return block_size
+
+    def slots_for_all(self, final_lens: list[int], block_size: int, rules: str) -> int:
+        return sum(final_lens)
+
+    def options(self, block_size: int, shared_prefix: int, rules: str) -> dict:
+        return dict(placement="first_fit", rules=rules)
+
+
+MEMORIES = {"paged": _Paging(), "max_new_tokens": _MaxNewTokens()}  # generate's policies
+POLICIES = tuple(MEMORIES)
+
+
 def scheduler_options(
     policy: str, block_size: int, shared_prefix: int = 0, rules: str = "course"
 ) -> tuple[str, dict]:
-    """The scheduler's policy and options for `policy`: "max_new_tokens" runs as "oracle"
-    (prompt_len + max_new_tokens is what each request may reach, so that is what it reserves)."""
-    if policy == "paged":
-        shared = dict(shared_prefix=shared_prefix) if shared_prefix else {}
-        return "paged", dict(block_size=block_size, rules=rules, **shared)
-    return "oracle", dict(placement="first_fit", rules=rules)
+    """The scheduler's policy and options for generate's `policy`."""
+    memory = MEMORIES[policy]
+    return memory.scheduler_policy, memory.options(block_size, shared_prefix, rules)
 
 
 def generate(
@@ -157,31 +197,21 @@ def generate(
     map in `.trace` (for drawings). rules: "course", or "vllm-v1" to schedule by vLLM V1's rules
     (`paged.scheduler_config`), with `max_num_batched_tokens` its per-step token budget.
     """
-    if policy not in POLICIES:
+    if policy not in MEMORIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-    if share_prefix and policy != "paged":
-        raise ValueError(
-            f"share_prefix=True needs policy 'paged', got {policy!r}: a contiguous "
-            "range cannot hold another request's tokens"
-        )
+    memory = MEMORIES[policy]
+    attention = select_attention(model.device)
+    block_size = memory.check(block_size, share_prefix, attention)
     if preemption != "recompute":
         raise ValueError(
             f"preemption={preemption!r}: the model back-end preempts by recomputation only "
             "(swapping is simulated in paged.simulate)"
         )
-    attention = select_attention(model.device)
-    if policy == "paged":
-        block_size = require_int("block_size", block_size, at_least=1)
-        if attention.pow2_block_size and (block_size & (block_size - 1) or block_size > 256):
-            raise ValueError(f"block_size must be a power of two <= 256 here, got {block_size}")
     ids = checked_prompt_ids(model, prompts, max_new_tokens, system)
     max_new_tokens = int(max_new_tokens)
     final_lens = [len(p) + max_new_tokens for p in ids]
     if kv_slots is None:
-        kv_slots = sum(final_lens)
-        if policy == "paged":
-            null = rules == "vllm-v1"  # vLLM's null block is one of the pool's blocks
-            kv_slots = (blocks_for_all(final_lens, block_size) + null) * block_size
+        kv_slots = memory.slots_for_all(final_lens, block_size, rules)
 
     kv_slots = require_int("kv_slots", kv_slots, at_least=1)
     requests = [
