@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from paged.attention import backend, paged_attention, paged_attention_ref
-from paged.gpu import bandwidth, kernel_bench, kernel_cases, kernel_sweep
+from paged.gpu import bandwidth, kernel_bench, kernel_inputs, kernel_sweep
 from paged.gpu.baselines import Unavailable, make_fa2_paged, make_flex_paged
 from paged.gpu.bench_report import plot, row_lines, summary_lines, write_csv
 
@@ -34,10 +34,10 @@ def test_kv_bytes_and_peak_lookup_by_exact_name():
 
 
 def test_identity_layout_is_contiguous_and_shuffled_is_not():
-    *_, ident, _ = kernel_cases.make_inputs(
+    *_, ident, _ = kernel_inputs.make_inputs(
         2, 10, 4, 2, 1, 16, torch.float32, DEVICE, layout="identity"
     )
-    *_, shuf, lens = kernel_cases.make_inputs(2, 10, 4, 2, 1, 16, torch.float32, DEVICE)
+    *_, shuf, lens = kernel_inputs.make_inputs(2, 10, 4, 2, 1, 16, torch.float32, DEVICE)
     assert ident.device.type == shuf.device.type == DEVICE  # made on the device, not copied
     assert ident.flatten().tolist() == list(range(6))
     assert sorted(shuf.flatten().tolist()) == list(range(6))
@@ -45,7 +45,7 @@ def test_identity_layout_is_contiguous_and_shuffled_is_not():
 
 
 def test_flex_attention_paged_path_equals_the_reference():
-    case = kernel_cases.make_inputs(3, 37, 16, 4, 2, 32, torch.float32, DEVICE)
+    case = kernel_inputs.make_inputs(3, 37, 16, 4, 2, 32, torch.float32, DEVICE)
     made = make_flex_paged(*case, compile_=False)  # eager: checks the page-table mapping
     torch.testing.assert_close(made.fn(), paged_attention_ref(*case), atol=1e-4, rtol=1e-4)
     with pytest.raises(Unavailable):  # block size 16 (or no GPU, or no such call in this torch)
@@ -154,7 +154,7 @@ def test_no_failure_of_a_row_stops_the_benchmark(monkeypatch):
     def out_of_memory(*args):
         raise RuntimeError("CUDA out of memory")
 
-    monkeypatch.setattr(kernel_cases, "paged_attention_ref", out_of_memory)
+    monkeypatch.setattr(kernel_inputs, "paged_attention_ref", out_of_memory)
     rows = kernel_sweep.run(**TINY, **options, sweep={})
     ours = [r for r in rows if r["variant"].startswith("triton")]
     assert len(ours) == 5 and {r["note"] for r in ours} == {"RuntimeError: CUDA out of memory"}
@@ -177,5 +177,5 @@ def test_chapter_7_still_reaches_the_benchmark_as_paged_gpu_bench():
     """Chapter 7's committed cells use `paged.gpu.bench`; its names lead to the same functions."""
     from paged.gpu import bench
 
-    assert bench.main is kernel_bench.main and bench.make_inputs is kernel_cases.make_inputs
+    assert bench.main is kernel_bench.main and bench.make_inputs is kernel_inputs.make_inputs
     assert bench.kv_bytes is bandwidth.kv_bytes and bench.peak_bandwidth is bandwidth.peak_bandwidth

@@ -1,6 +1,6 @@
 """The GPU harness: what measures and checks the kernel on a CUDA machine, beside the kernel itself.
 
-`kernel_sweep` times the kernel on the cases of `kernel_cases` against its baselines (`baselines`:
+`kernel_sweep` times the kernel on the cases of `kernel_inputs` against its baselines (`baselines`:
 SDPA on gathered K/V, FlexAttention, FlashAttention-2's paged path) and reports GB/s against the
 device's peak (`bandwidth`); `kernel_bench` is its command line (`bench`, the name chapter 7
 uses, leads there); `bench_report` prints and plots its rows; `aot` compiles the kernel ahead of

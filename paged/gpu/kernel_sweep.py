@@ -4,11 +4,11 @@
 short by its budget still answers the main questions:
   1. our kernel through a shuffled block table at block size 16, and through an identity table
      (the difference is the cost of paging alone),
-  2. every kernel variant (`launch.VARIANTS`) on the three shapes of `kernel_cases.SHAPES`,
+  2. every kernel variant (`launch.VARIANTS`) on the three shapes of `kernel_inputs.SHAPES`,
   3. FlexAttention's paged path, SDPA on contiguous K/V (backend pinned), our split path,
   4. our kernel at the other block sizes, FlashAttention-2's paged call,
   5. a sweep of launch options (tile, num_warps, num_stages) for this GPU's path.
-Each output is checked against the reference before it is timed (`kernel_cases.make_case`).
+Each output is checked against the reference before it is timed (`kernel_inputs.make_case`).
 Metric: K and V bytes read / time, GB/s, as % of the spec peak (DOCS) and of a device copy
 measured here (`bandwidth.py`), and per variant as speed-up over the baseline and FlexAttention
 (`bench_report.py`). A row that cannot run (a baseline missing here, a config too large for this
@@ -35,7 +35,7 @@ from .baselines import (
     make_sdpa_gathered,
 )
 from .bench_report import add_ratios
-from .kernel_cases import SHAPES, TOLERANCE, make_case, shape_dims
+from .kernel_inputs import SHAPES, TOLERANCE, make_case, shape_dims
 
 FLEX_BLOCK_SIZES = (16, 128)  # each is a fresh torch.compile; 128 is FlexAttention's default
 FLEX_COMPILE_S = 90  # a FlexAttention torch.compile can take this long: not started with less left

