@@ -214,9 +214,8 @@ class Scheduler:
         self.pool.release(victim.req_id)
 
     def _finish(self, candidates: list[Sequence]) -> list:
-        done = [
-            q for q in candidates if q.is_done(self.config.eos_token_id)
-        ]  # the whole list before any leaves
+        # the whole list is judged before any request leaves
+        done = [q for q in candidates if q.is_done(self.config.eos_token_id)]
         for q in done:
             self.pool.release(q.req_id)
             self.running.remove(q)

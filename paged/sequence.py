@@ -13,10 +13,6 @@ from dataclasses import dataclass, field
 from .step import SeqRun
 from .workloads import Request
 
-# Where a sequence is: not arrived yet, in the FCFS queue, in the running batch, in the CPU
-# pool (swapped out), or done.
-STATUSES = ("pending", "waiting", "running", "swapped", "finished")
-
 
 @dataclass(eq=False, slots=True)
 class Sequence:
@@ -24,7 +20,7 @@ class Sequence:
 
     request: Request
     arrival_rank: int  # position in arrival order (arrival_time, then req_id)
-    status: str = "pending"
+    status: str = "pending"  # or "waiting" (the FCFS queue), "running", "swapped", "finished"
     num_generated: int = 0  # tokens past the prompt that hold (or held) a KV slot
     output_ids: list = field(default_factory=list)  # sampled tokens (None each when simulated)
     num_computed_tokens: int = 0  # tokens whose K and V are in the GPU cache now
@@ -79,18 +75,13 @@ class Sequence:
             eos_token_id is not None and bool(out) and out[-1] == eos_token_id
         )
 
-    @property
-    def awaits_token(self) -> bool:
-        """Whether its last sampled token has no KV slot yet (it is written by the next run)."""
-        return len(self.output_ids) > self.num_generated
-
     def run(self, start: int, sample: bool, block_table) -> SeqRun:
         """Its positions start .. num_tokens - 1, to compute (`block_table(req_id)`: the pool's).
         A request prefilled again after a preemption keeps the token it sampled last (that token
         has no slot yet) and samples nothing new."""
         r, generated = self.request, self.num_generated
         held = r.prompt_len + generated
-        sample = sample and len(self.output_ids) <= generated  # not self.awaits_token
+        sample = sample and len(self.output_ids) <= generated  # its last token has a slot
         if r.prompt_token_ids is None:  # simulated: no model reads the run's table
             return SeqRun(self.req_id, start, held - start, None, (), sample)
         ids = (r.prompt_token_ids + tuple(self.output_ids))[start:held]
