@@ -230,7 +230,7 @@ def generate(
     # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
     scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
     cache = KVCache(model, scheduler.pool.num_slots, scheduler.pool.block_size)
-    served = serve(scheduler, ModelRunner(model, cache, attention))
+    served = serve(scheduler, ModelRunner(model, cache, attention), policy)
     trace, seconds = served.trace, served.seconds
     by_id = {q.req_id: q.output_ids for q in scheduler.sequences}
     tokens = [by_id[i] for i in range(len(ids))]

@@ -17,8 +17,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..progress import progress
 from ..scheduler import Scheduler
 from ..step import SeqRun, Step
+from ..text import msg
 from ..trace import StepRecord
 from .attention_backend import AttentionBackend
 from .cache import Chunk, KVCache, run_chunks
@@ -48,6 +50,9 @@ class ModelRunner:
         return {r.req_id: t for r, t in zip(step.runs, next_ids, strict=True) if r.sample}
 
 
+ANSWERED = msg("{policy}: requests answered", "{policy}: 답을 마친 요청")
+
+
 @dataclass(frozen=True)
 class Served:
     """What serving a whole run left: the trace, and what the computing side counted."""
@@ -59,21 +64,23 @@ class Served:
     seconds: float  # wall time of the whole run
 
 
-def serve(scheduler: Scheduler, runner: ModelRunner) -> Served:
-    """Schedule, run, postprocess until every request has finished."""
+def serve(scheduler: Scheduler, runner: ModelRunner, policy: str) -> Served:
+    """Schedule, run, postprocess until every request has finished (`policy` labels the bar)."""
     trace, decode_seconds, peak, copies = [], [], 0, 0
     start = time.perf_counter()
-    while not scheduler.done:
-        step = scheduler.schedule()
-        begin = time.perf_counter()
-        tokens = runner.run(step)
-        if step.phase == "decode" and step.runs:
-            decode_seconds.append((len(step.runs), time.perf_counter() - begin))
-        if step.runs:
-            peak = max(peak, step.num_running)
-        copies += len(step.copies)
-        record = scheduler.postprocess(step, tokens)
-        if record is not None:
-            trace.append(record)
+    with progress(len(scheduler.sequences), ANSWERED.format(policy=policy)) as bar:
+        while not scheduler.done:
+            step = scheduler.schedule()
+            begin = time.perf_counter()
+            tokens = runner.run(step)
+            if step.phase == "decode" and step.runs:
+                decode_seconds.append((len(step.runs), time.perf_counter() - begin))
+            if step.runs:
+                peak = max(peak, step.num_running)
+            copies += len(step.copies)
+            record = scheduler.postprocess(step, tokens)
+            if record is not None:
+                trace.append(record)
+                bar.update(len(record.finished))
     seconds = time.perf_counter() - start
     return Served(tuple(trace), peak, copies, tuple(decode_seconds), seconds)
