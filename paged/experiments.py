@@ -14,9 +14,13 @@ import numpy as np
 
 from .errors import require_int, require_positive
 from .paging import BLOCK_SIZES, PagedAllocator, num_blocks_for
+from .progress import progress
 from .scheduler_config import SIM_POLICIES
 from .simulator import SimResult, simulate
+from .text import msg
 from .workloads import Request
+
+SWEEPING = msg("{n} requests, policy by policy", "요청 {n}개, 정책마다")
 
 
 def compare_policies(
@@ -28,16 +32,14 @@ def compare_policies(
     policies: tuple[str, ...] = SIM_POLICIES,
 ) -> dict[str, SimResult]:
     """The same requests served under each policy (`block_size` is paging's, `placement` the
-    contiguous arena's)."""
-    return {
-        p: simulate(
-            requests,
-            p,
-            kv_slots=kv_slots,
-            **(dict(block_size=block_size) if p == "paged" else dict(placement=placement)),
-        )
-        for p in policies
-    }
+    contiguous arena's); in a notebook, a bar counts the policies done."""
+    results = {}
+    with progress(len(policies), SWEEPING.format(n=len(requests))) as bar:
+        for p in policies:
+            options = dict(block_size=block_size) if p == "paged" else dict(placement=placement)
+            results[p] = simulate(requests, p, kv_slots=kv_slots, **options)
+            bar.update(1)
+    return results
 
 
 @dataclass(frozen=True)

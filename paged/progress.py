@@ -45,7 +45,7 @@ def progress(total: int, desc: str):
         return
     view = {"version_major": 2, "version_minor": 0, "model_id": bar.container.model_id}
     # the widget, with no text beside it: what nbval compares and a static view shows is empty
-    display({WIDGET_VIEW: view, "text/plain": ""}, raw=True)
+    display({WIDGET_VIEW: view, "text/plain": ""}, metadata={"paged": "progress"}, raw=True)
     try:
         yield bar
     finally:

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .progress import progress
 from .scheduler import Scheduler
-from .text import msg
 from .trace import CATEGORIES, StepRecord
 from .workloads import Request
-
-SERVING = msg("{policy}: requests served", "{policy}: 처리를 마친 요청")
 
 
 @dataclass(frozen=True)
@@ -51,11 +47,7 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
     compute limit on batch size.
     """
     sim = Scheduler(requests, policy, **options)
-    trace = []  # every phase scheduled, then post-processed with no tokens
-    with progress(len(sim.sequences), SERVING.format(policy=policy)) as bar:
-        while not sim.done:
-            trace.append(sim.step())
-            bar.update(len(trace[-1].finished))
+    trace = sim.run()  # every phase scheduled, then post-processed with no tokens
     loaded = (
         [s for s in trace if s.num_waiting or s.num_swapped]
         or [s for s in trace if s.num_running]

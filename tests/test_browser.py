@@ -243,25 +243,29 @@ def _open_and_run_all(page, lab: Lab, chapter: str) -> None:
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
 
-def _wait_for_run_all(page, expected_cells: int) -> list[str]:
-    """Poll the input prompts until every code cell shows its number, or an error stops the run.
+def _wait_for_run_all(page, expected_cells: int) -> tuple[list[str], bool]:
+    """Poll the input prompts until every code cell shows its number, or an error stops the run;
+    also whether a progress bar (`paged.progress`) was on the page while the cells ran.
 
     A cell whose source is hidden (a prediction's check) shows a placeholder, whose prompt has no
     number: those are counted as placeholders, and the kernel must be idle again at the end (the
     saved notebook's execution counts then say whether they ran)."""
     deadline = time.monotonic() + CHAPTER_S
     prompts: list[str] = []
+    bar_seen = False
     idle = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
+    bars = page.locator(".jp-OutputArea-output .widget-hprogress")
     while time.monotonic() < deadline:
+        bar_seen = bar_seen or bars.count() > 0
         prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
         numbered = [p for p in prompts if re.fullmatch(r"\[\d+\]:", p.strip())]
         hidden = page.locator(".jp-CodeCell .jp-InputPlaceholder").count()
         if len(numbered) + hidden == expected_cells and (not hidden or idle.count()):
-            return prompts
+            return prompts, bar_seen
         if page.locator(".jp-OutputArea-output", has_text="Traceback").count():
-            return prompts
+            return prompts, bar_seen
         time.sleep(0.5)
-    return prompts
+    return prompts, bar_seen
 
 
 def _save(page, path: Path) -> dict:
@@ -394,6 +398,9 @@ def _preempt_and_swap(page, widget, lang) -> None:
     assert _said(lang, T.STEP_N, step=110) + " " in counters.inner_text()
 
 
+# Chapters whose cells take over 5 s show a bar (paged.progress); the test watches for it here.
+SHOWS_PROGRESS = {"04_head_to_head.ipynb"}
+
 # What a learner does with each chapter's widget, in the order the widgets appear.
 INTERACTIONS = {
     "02_contiguous_allocation.ipynb": [_step_allocator],
@@ -425,7 +432,7 @@ def test_chapter_runs_in_jupyterlab(chapter, lab, browser):
     name, lang = Path(chapter).name, ("ko" if chapter.startswith("ko/") else "en")
     try:
         _open_and_run_all(page, lab, chapter)
-        prompts = _wait_for_run_all(page, code_cells)
+        prompts, bar_seen = _wait_for_run_all(page, code_cells)
         saved = _save(page, lab.root / "notebooks" / chapter)
 
         # 1. Every code cell ran, and none raised (read back from what JupyterLab saved).
@@ -443,9 +450,12 @@ def test_chapter_runs_in_jupyterlab(chapter, lab, browser):
         # 2. Every widget the kernel displayed is rendered as a widget with a loaded picture.
         expected = sum(
             "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+            and o.get("metadata", {}).get("paged") != "progress"  # a bar, gone once done
             for c in saved["cells"]
             for o in c.get("outputs", [])
         )
+        if name in SHOWS_PROGRESS:  # its long cells count what they have done while they run
+            assert bar_seen, "no progress bar was seen while the chapter ran"
         widgets = _widget_outputs(page)
         assert expected == len(INTERACTIONS.get(name, [])), "widgets without an interaction"
         expect(widgets).to_have_count(expected, timeout=UI_MS)  # views render asynchronously
@@ -566,7 +576,7 @@ def test_predictions_open_collapsed_and_show_once_run(chapter, lab, browser):
         # 2. Run: every answer shows its output, the checks ran (silently) and stay hidden.
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-        prompts = _wait_for_run_all(page, code_cells)
+        prompts, bar_seen = _wait_for_run_all(page, code_cells)
         numbered = [p for p in prompts if re.fullmatch(r"\[\d+\]:", p.strip())]
         assert len(numbered) == code_cells - len(checks), f"not every cell ran: {prompts}"
         saved = _save(page, lab.root / "notebooks" / chapter)

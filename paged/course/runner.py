@@ -7,13 +7,17 @@ python -m paged.course.runner --times notebooks/04_head_to_head.ipynb   # the sl
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import time
 from datetime import datetime
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from ..progress import WIDGET_VIEW
 
 
 def execute(path: Path, record_timing: bool = False):
@@ -31,7 +35,27 @@ def execute(path: Path, record_timing: bool = False):
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=record_timing,  # off when saving: a re-run changes only what it shows
     ).execute()
+    drop_progress_state(nb)
     return nb, time.perf_counter() - t0
+
+
+def drop_progress_state(nb) -> None:
+    """Forget the saved state of the progress bars' widgets (`paged.progress`): each was closed
+    when its loop ended, and would otherwise add hundreds of lines of state to the notebook."""
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    models = state.get("state", {})
+    todo = [
+        o["data"][WIDGET_VIEW]["model_id"]
+        for cell in nb.cells
+        for o in cell.get("outputs", [])
+        if o.get("metadata", {}).get("paged") == "progress"
+    ]
+    while todo:  # a bar's box, and every model it refers to
+        model = models.pop(todo.pop(), None)
+        if model is not None:
+            todo += re.findall(r"IPY_MODEL_(\w+)", json.dumps(model["state"]))
+    if state and not models:
+        del nb.metadata["widgets"]
 
 
 def run(path: Path) -> float:

@@ -13,13 +13,14 @@ own Llama, loaded from the same GGUF file, decoding greedily without any paged c
 from __future__ import annotations
 
 import contextlib
-import functools
 import statistics
 from unittest import mock
 
 import torch
 
+from ..progress import progress
 from ..scheduler import Scheduler
+from ..text import msg
 from ..workloads import Request
 from .generate import POLICIES, GenerateResult, scheduler_options
 from .llama import Llama
@@ -87,24 +88,36 @@ def admitted_at_start(
 
 
 def transformers_model(device: str = "cpu"):
-    """transformers' own Llama from the same GGUF file, in fp32, loaded without progress bars."""
+    """transformers' own Llama from the same GGUF file, in fp32: the course's bar counts the
+    tensors it dequantizes (transformers' own bars print text that changes every run)."""
     from transformers import AutoModelForCausalLM
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
     from transformers.utils import logging
 
-    logging.disable_progress_bar()  # transformers' own bars; the GGUF reader uses tqdm directly
-    bar = getattr(gguf_utils, "tqdm", None)
-    quiet = (
-        mock.patch.object(gguf_utils, "tqdm", functools.partial(bar, disable=True))
-        if bar
+    logging.disable_progress_bar()
+    ours = (  # the GGUF reader calls tqdm directly
+        mock.patch.object(gguf_utils, "tqdm", _dequantizing)
+        if hasattr(gguf_utils, "tqdm")
         else contextlib.nullcontext()
     )
     path = weights_path()
-    with quiet:
+    with ours:
         hf = AutoModelForCausalLM.from_pretrained(
             path.parent, gguf_file=path.name, dtype=torch.float32
         )
     return hf.to(device).eval()
+
+
+DEQUANTIZING = msg("transformers: GGUF tensors dequantized", "transformers: 양자화를 푼 GGUF 텐서")
+
+
+def _dequantizing(iterable, *args, **kwargs):
+    """Stands in for tqdm in transformers' GGUF reader: the items, and the course's bar."""
+    items = list(iterable)
+    with progress(len(items), DEQUANTIZING.format()) as bar:
+        for item in items:
+            yield item
+            bar.update(1)
 
 
 def transformers_greedy(hf_model, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
