@@ -3,11 +3,11 @@
 The truth is `paged.prefix_cache.block_hashes`, but not its values: a learner may hash with
 `hash_block` or with a hash of their own (`hash((parent, tuple(block)))`), so the checker compares
 which hashes are *equal*. Each case is a family of one to three related prompts (a prompt and the
-same prompt with one token changed, shifted by a block, cut short, its blocks repeated); the
-learner's hashes of the whole family must be equal exactly where the library's are, position by
-position and across the prompts, with one hash per full block. Messages show that pattern with
-letters: `[A, B] and [A, C]` is two prompts whose first blocks share a hash and whose second
-blocks do not.
+same prompt with one token changed, shifted by a block, cut short, its blocks repeated or
+reordered); the learner's hashes of the whole family must be equal exactly where the library's
+are, position by position and across the prompts, with one hash per full block. Messages show
+that pattern with letters: `[A, B] and [A, C]` is two prompts whose first blocks share a hash
+and whose second blocks do not.
 """
 
 from __future__ import annotations
