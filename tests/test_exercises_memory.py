@@ -792,7 +792,6 @@ CLASSES = {
             "changed its argument `parts`",
         ),
         "library": (_lib_merge, "calls paged.paged_attention_ref"),
-        "dtype": (lambda parts: merge_partitions(parts).double(), "dtype torch.float64"),
     },
 }
 CLASS_CASES = [(n, c) for n, classes in CLASSES.items() for c in classes]

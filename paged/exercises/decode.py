@@ -72,6 +72,8 @@ def _fixed_cases():
         _case(7, 2, 8, [6, 1, 4, -1], 5, kv_head=0, offset=-1500.0),  # all scores near -1500
         _case(8, 4, 9, [0, 4, 2, -1], 9, heads=4, kv_head=2, offset=3000.0, spread=5.0),
         _case(9, 4, 9, rows4, 12, scale=1.0, spread=600.0),  # scores from about -1500 to +1500
+        _case(10, 2, 5, [3, -1], 1, dtype="bfloat16"),  # one token in bfloat16: its V, in bf16
+        _case(11, 4, 6, [5, 0], 7, heads=1, kv_head=0, dtype="float16"),
     ]
 
 

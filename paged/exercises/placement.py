@@ -76,6 +76,10 @@ def _stops_early(holes, size):
     return None
 
 
+def _length_as_end(holes, size):
+    return next((start for start, end in holes if end - start >= size), None)
+
+
 def _zero_for_none(holes, size):
     return next((start for start, length in holes if length >= size), 0)
 
@@ -130,6 +134,16 @@ _FIT_MISTAKES = (
         msg(
             "when no hole fits, return None: 0 is a real address (the start of the arena).",
             "맞는 구멍이 없으면 None을 반환하세요. 0은 실제 주소(영역의 시작)입니다.",
+        ),
+    ),
+    (
+        _length_as_end,
+        msg(
+            "holes that start far from address 0 were passed over although they are long enough: "
+            "your test reads a hole's second number as the address where it ends, and it is the "
+            "hole's length.",
+            "주소 0에서 멀리 떨어져 시작하는 구멍을, 길이가 충분한데도 지나쳤습니다. 구멍의 두 번째 "
+            "수를 끝나는 주소로 읽었는데, 그 수는 구멍의 길이입니다.",
         ),
     ),
     (

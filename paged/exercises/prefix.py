@@ -3,15 +3,16 @@
 The truth is `paged.prefix_cache.block_hashes`, but not its values: a learner may hash with
 `hash_block` or with a hash of their own (`hash((parent, tuple(block)))`), so the checker compares
 which hashes are *equal*. Each case is a family of one to three related prompts (a prompt and the
-same prompt with one token changed, shifted by a block, cut short, its blocks repeated); the
-learner's hashes of the whole family must be equal exactly where the library's are, position by
-position and across the prompts, with one hash per full block. Messages show that pattern with
-letters: `[A, B] and [A, C]` is two prompts whose first blocks share a hash and whose second
-blocks do not.
+same prompt with one token changed, shifted by a block, cut short, its blocks repeated or
+reordered); the learner's hashes of the whole family must be equal exactly where the library's
+are, position by position and across the prompts, with one hash per full block. Messages show
+that pattern with letters: `[A, B] and [A, C]` is two prompts whose first blocks share a hash
+and whose second blocks do not.
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 from .. import prefix_cache
@@ -140,6 +141,8 @@ CASES = [
     (([3, 3, 4, 4, 5, 5], [6, 6, 4, 4, 5, 5]), 2),  # equal blocks after a difference 2 blocks back
     (([50000, 3, 127999, 42], [3, 50000, 127999, 42]), 2),  # order inside a block counts
     (([1, 2, 3], [1, 2, 3, 4]), 4),  # block size past the prompt, then exactly one block
+    (([1, 2, 3, 4, 5, 6], [3, 4, 1, 2, 5, 6], [5, 6, 3, 4, 1, 2]), 2),  # the same blocks reordered
+    (([5, 6, 5, 6], [7, 8, 7, 8]), 2),  # a block repeated: each prompt's own, twice over
 ]
 
 
@@ -151,8 +154,9 @@ def _prompt(rng):
 
 
 def _relative(rng, ids, bs):
-    """A prompt related to ids: one token changed, shifted by a block, cut, or blocks repeated."""
-    kind = rng.choice(("change", "change", "shift", "cut", "repeat", "extend"))
+    """A prompt related to ids: one token changed, shifted by a block, cut, blocks repeated or
+    two blocks swapped."""
+    kind = rng.choice(("change", "change", "shift", "cut", "repeat", "swap", "extend"))
     out = list(ids)
     if kind == "change" and out:
         i = rng.randrange(len(out))
@@ -164,6 +168,11 @@ def _relative(rng, ids, bs):
     elif kind == "repeat" and len(out) >= bs:
         j = rng.randrange(len(out) // bs)
         out = out[: (j + 1) * bs] + out[j * bs :]
+    elif kind == "swap" and len(out) >= 2 * bs:
+        i, j = sorted(rng.sample(range(len(out) // bs), 2))
+        blocks = [out[k * bs : (k + 1) * bs] for k in range(len(out) // bs)]
+        blocks[i], blocks[j] = blocks[j], blocks[i]
+        out = [t for block in blocks for t in block] + out[len(blocks) * bs :]
     else:
         out += [rng.randrange(9) for _ in range(rng.randint(1, 2 * bs))]
     return out
@@ -194,6 +203,20 @@ def _chain(parent_of=lambda h, block: h, block_of=None, partial=False, drop_full
         if kind is dict:
             return dict(enumerate(hashes))
         return (h for h in hashes) if kind == "generator" else hashes
+
+    return wrong
+
+
+def _folded(combine):
+    """block_hashes whose chain folds the blocks' own hashes with `combine` (+, ^): a learner's
+    chain that forgets which block came first."""
+
+    def wrong(token_ids, block_size):
+        hashes, h = [], 0
+        for i in range(len(token_ids) // block_size):
+            h = combine(h, hash(tuple(_own(token_ids, i, block_size))))
+            hashes.append(h)
+        return hashes
 
     return wrong
 
@@ -247,6 +270,27 @@ MISTAKES = (
             "whole chain.",
             "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
             "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.",
+        ),
+    ),
+    (
+        _folded(operator.add),
+        msg(
+            "prompts that hold the same blocks in another order got equal hashes from the block "
+            "where the same blocks have all come by: your chain does not see the order of the "
+            "blocks before it.",
+            "같은 블록들을 다른 순서로 담은 프롬프트들이, 같은 블록들이 모두 지나간 지점부터 같은 "
+            "해시를 받았습니다. 사슬이 앞선 블록들의 순서를 보지 못합니다.",
+        ),
+    ),
+    (
+        _folded(operator.xor),
+        msg(
+            "prompts that hold the same blocks in another order got equal hashes, and so did two "
+            "prompts that each repeat a block of their own ([x, x] and [y, y]): your chain does "
+            "not see the order of the blocks before it, and a block seen twice cancels out.",
+            "같은 블록들을 다른 순서로 담은 프롬프트들이 같은 해시를 받았고, 각자 자기 블록을 한 "
+            "번 더 되풀이하는 두 프롬프트([x, x]와 [y, y])도 그랬습니다. 사슬이 앞선 블록들의 "
+            "순서를 보지 못하고, 두 번 나온 블록은 서로 지워집니다.",
         ),
     ),
     *(

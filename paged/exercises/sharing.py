@@ -170,17 +170,30 @@ def show_write(value) -> str:
 
 
 def _write_with(
-    copy_full=False, decrement=True, new_count=1, copy_private=False, swap_pair=False, full_count=1
+    copy_full=False,
+    decrement=True,
+    new_count=1,
+    copy_private=False,
+    swap_pair=False,
+    full_count=1,
+    old_count=None,
+    leave_full=False,
 ):
-    """A copy-on-write with one slip, as a learner might write it."""
+    """A copy-on-write with one slip, as a learner might write it (`old_count`: what the old
+    block's count is set to instead of lowered by one; `leave_full`: a full shared last block
+    is counted as left behind)."""
 
     def wrong(table, n, bs, free, refs):
         pair = None
         shared = bool(table) and (refs[table[-1]] > 1 or copy_private)
+        if shared and leave_full and not n % bs:
+            refs[table[-1]] -= 1
         if shared and (n % bs or copy_full):
             old, new = table[-1], free.pop()
             table[-1] = new
             refs[old] -= decrement
+            if old_count is not None:
+                refs[old] = old_count
             if new_count:
                 refs[new] = new_count
             pair = (new, old) if swap_pair else (old, new)
@@ -209,6 +222,35 @@ _WRITE_MISTAKES = (
             "after the copy the old block's reference count is unchanged, although this sequence "
             "no longer holds it.",
             "복사한 뒤에도 옛 블록의 참조 카운트가 그대로입니다. 이 시퀀스는 이제 그 블록을 갖고 있지 않은데도요.",
+        ),
+    ),
+    (
+        _write_with(old_count=1),
+        msg(
+            "right when two sequences share the block, wrong when three do: after the copy the "
+            "old block counts 1 holder, although two still hold it.",
+            "두 시퀀스가 블록을 공유하면 맞고, 세 시퀀스가 공유하면 틀립니다. 복사한 뒤 옛 블록의 "
+            "카운트가 1인데, 그 블록을 가진 시퀀스는 아직 둘입니다.",
+        ),
+    ),
+    (
+        _write_with(old_count=0),
+        msg(
+            "after the copy the old block counts 0 holders (or left refs), although the other "
+            "sequences still hold it: the next free would hand it out while they read it.",
+            "복사한 뒤 옛 블록의 카운트가 0이 되었습니다(또는 refs에서 빠졌습니다). 다른 시퀀스들이 "
+            "아직 그 블록을 갖고 있는데도요. 다음 해제 때 그들이 읽는 중인 블록이 다른 곳에 "
+            "내주어집니다.",
+        ),
+    ),
+    (
+        _write_with(leave_full=True),
+        msg(
+            "when the shared last block is full, its count went down by one, although this "
+            "sequence keeps holding it: the token goes into a new block, and the full one stays "
+            "shared.",
+            "공유된 마지막 블록이 꽉 찼을 때 그 블록의 카운트가 하나 줄었습니다. 이 시퀀스는 그 "
+            "블록을 계속 갖고 있는데도요. 토큰은 새 블록에 들어가고, 꽉 찬 블록은 계속 공유됩니다.",
         ),
     ),
     (

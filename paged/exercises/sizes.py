@@ -218,14 +218,38 @@ _RUNS = (
         dict(kv_slots=64, block_size=4),
     ),  # nobody waits, and some steps are idle
     (sharegpt_like(8, seed=2), "pow2", dict(kv_slots=4096)),
+    (
+        [Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)],
+        "max",
+        dict(kv_slots=40, max_seq_len=20),
+        "waiting",
+    ),  # the first run, ending with the step in which request 2 waits
+    (
+        [Request(0, 6, 8), Request(1, 5, 9), Request(2, 3, 6, arrival_time=2)],
+        "paged",
+        dict(kv_slots=24, block_size=4),
+        "preempted",
+    ),  # two preemptions; it ends with the step of the last one
 )
 
 
-def _breakdown_pair(requests, policy, options):
-    """(case, answer) of a run: the case is its trace, the answer `simulate`'s breakdown."""
+def _breakdown_pair(requests, policy, options, end=None):
+    """(case, answer) of a run: the case is its trace, the answer `simulate`'s breakdown.
+
+    A run ends with an idle step; `end` ("waiting", "preempted") rotates its steps so that they
+    end with the last one in which a request waits, or is preempted, instead: an average does
+    not depend on the order of its steps, so the answer stays the same.
+    """
     result = simulate(requests, policy, **options)
     steps = [(s.usage, s.num_waiting, s.num_running) for s in result.trace]
+    marked = [i for i, s in enumerate(result.trace) if _ends(s, end)]
+    if marked:
+        steps = steps[marked[-1] + 1 :] + steps[: marked[-1] + 1]
     return (steps, result.kv_slots), tuple(result.breakdown[c] for c in CATEGORIES)
+
+
+def _ends(step, end) -> bool:
+    return (end == "waiting" and step.num_waiting > 0) or (end == "preempted" and step.preempted)
 
 
 def _breakdown_pairs():
@@ -233,7 +257,8 @@ def _breakdown_pairs():
 
 
 def _random_runs(rng, n: int = 6):
-    """Small random runs: few or many requests, late arrivals, tight or roomy pools."""
+    """Small random runs: few or many requests, late arrivals, tight or roomy pools, steps that
+    end with a waiting or preempted request."""
     pairs = []
     for _ in range(n):
         requests = [
@@ -252,7 +277,8 @@ def _random_runs(rng, n: int = 6):
                 "kv_slots": rng.choice((24, 32, 64, 256)),
                 "block_size": rng.choice((1, 4, 8)),
             }
-        pairs.append(_breakdown_pair(requests, policy, options))
+        end = rng.choice((None, "waiting", "preempted"))
+        pairs.append(_breakdown_pair(requests, policy, options, end))
     return pairs
 
 
@@ -301,6 +327,15 @@ _BREAKDOWN_MISTAKES = (
             "in a run where nobody ever waits your shares came out empty or NaN: there is no "
             "waiting step to average over.",
             "아무도 기다리지 않는 실행에서 비율이 비었거나 NaN입니다. 평균할 대기 단계가 없기 때문입니다.",
+        ),
+    ),
+    (
+        lambda steps, kv: _average(_loaded(steps[:-1]), kv),
+        msg(
+            "right while the last step is idle, wrong when a request waits in it: the last step "
+            "of `steps` never reaches your average.",
+            "마지막 단계가 쉬는 단계면 맞고, 그 단계에서 요청이 기다리면 틀립니다. `steps`의 "
+            "마지막 단계가 평균에 들어가지 않습니다.",
         ),
     ),
     (
@@ -359,8 +394,9 @@ def check_breakdown(fn, seed: int | None = None) -> bool:
     """fn(steps, kv_slots) -> 4 fractions; steps = [(usage, num_waiting, num_running)].
 
     Chapter 4's averaging behind every Fig. 2 bar: over the steps in which some request waits,
-    or over the busy steps if nobody ever waits. The cases are the traces of real runs and the
-    truth is the breakdown `simulate` reported for each.
+    or over the busy steps if nobody ever waits. The cases are the traces of real runs, some
+    rotated to end with a step in which a request waits (the order of the steps does not change
+    an average), and the truth is the breakdown `simulate` reported for each.
     """
     cases, truth = by_case(_breakdown_pairs())
     return run_cases(
