@@ -15,7 +15,7 @@ PAGED = ROOT / "paged"
 # (level, module-name prefixes). The taught modules sit at the top of paged/; the packages beside
 # them build on them; drawings sit above what they draw; course tooling above everything.
 LEVELS = [
-    (0, ("paged.errors", "paged.text", "paged.facts")),
+    (0, ("paged.errors", "paged.text", "paged.facts", "paged.progress")),
     (
         1,
         (
@@ -60,6 +60,7 @@ TAUGHT = {
     "facts",
     "errors",
     "text",
+    "progress",
 }
 PACKAGES = {"attention", "model", "exercises", "viz", "gpu", "engines", "course"}
 
