@@ -154,7 +154,7 @@ def run_cases(
     tolerance that depends on its inputs); `describe(args)` names a case and `show(value)` a value
     in messages. With `none_ok`, None is an answer like any other. `draw(rng)` gives random
     (args, answer) pairs; `params` names the arguments, `mutable` those fn may change; `forbid`
-    lists (label, library function) pairs that raise while fn runs; `contract(raw, args)` says
+    lists what raises while fn runs (`guard.forbidden`'s targets); `contract(raw, args)` says
     why a right value breaks the spec's types, or None (module docstring).
     """
     show = show or short
@@ -168,8 +168,9 @@ def run_cases(
     outcomes = []
     for args, _ in pairs:
         given, before = copy.deepcopy(args), [snapshot(a) for a in args]
+        calls = []
         try:
-            with forbidden(targets, allow=(fn,)):
+            with forbidden(targets, allow=(fn,)) as calls:
                 outcome = observe(fn, given)
         except NotImplementedError:
             print(NOT_YET.format(name=name))
@@ -179,6 +180,9 @@ def run_cases(
             return False
         except Exception as exc:  # the learner's bug: report it, not a traceback
             outcome = Raised(exc)
+        if calls:  # a forbidden call that the function caught itself
+            print(CALLED.format(name=name, target=calls[0]))
+            return False
         if (arg := changed(before, given, params, mutable)) is not None:
             print(CHANGED.format(name=name, case=describe(args), arg=arg))
             _random_note(name, seed, len(outcomes), num_fixed)
