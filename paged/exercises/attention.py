@@ -173,7 +173,11 @@ def check_gather(fn, seed: int | None = None) -> bool:
         draw=_random_gathers,
         seed=seed,
         params=("cache", "block_table_row", "seq_len"),
-        forbid=["paged.attention.reference", "paged.model.attention_backend"],
+        forbid=[
+            ("paged.gather_kv", gather_kv),
+            "paged.attention.reference",
+            "paged.model.attention_backend",
+        ],
         contract=lambda got, args: tensor_of(args[0].dtype)(got),
     )
 
