@@ -339,3 +339,24 @@ def test_the_verdict_names_the_call_in_korean(capsys, monkeypatch):
     ok, out = verdict(capsys, ex.check_decode_one_head, through(SDPA_ROUTES["torch._C._nn"]))
     assert ok is False
     assert "torch의 scaled_dot_product_attention(SDPA) 호출이 보입니다" in out
+
+
+class BackendShortcut:
+    """A "kernel" that hands the work to the real model's attention backend (not the reference)."""
+
+    fn = None
+
+    def __getitem__(self, grid):
+        def run(q, k_cache, v_cache, block_table, seq_lens, *rest, **constexprs):
+            from paged.model.attention_backend import decode_attention_ref
+
+            out = next(t for t in rest if isinstance(t, torch.Tensor) and t.shape == q.shape)
+            out.copy_(decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens))
+
+        return run
+
+
+def test_a_kernel_puzzle_blocks_the_whole_attention_surface(capsys):
+    assert ex.check_online_softmax_kernel(BackendShortcut()) is False
+    out = capsys.readouterr().out
+    assert "did not run" in out and "paged.model.attention_backend.decode_attention_ref" in out

@@ -129,7 +129,11 @@ def _m_where(m):
 def _library():
     """The library's attention, blocked while a learner's kernel runs (`guard.forbidden`): the
     reference, the kernel and its launcher, (under the interpreter) its tile loop, torch's SDPA."""
+    from ..attention import paged_attention, paged_attention_ref
+
     return (
+        ("paged.paged_attention_ref", paged_attention_ref),  # the names a learner knows, first
+        ("paged.paged_attention", paged_attention),
         "paged.attention.reference",
         "paged.attention.kernel",
         "paged.attention.tiles",
