@@ -6,8 +6,9 @@ random case; `seed=` draws the same ones again), and compares what it gives with
 answer, computed before the call. Around each call:
 - the arguments are the function's own copies, snapshotted before (`contract.snapshot`): an
   argument the spec does not let it change (`mutable`) must come back as it went in;
-- the library function the exercise asks the learner to write, and the model answers, raise
-  `guard.LibraryCall` (`forbid`);
+- what the exercise asks the learner to write (library functions, whole modules, torch
+  operators: `forbid`) and the model answers raise `guard.LibraryCall`; a call the function
+  catches itself counts too;
 - once every value is right, `contract(raw, args)` says whether the answer has the type the
   spec names (an int, the input's dtype): right values of the wrong type are "not quite" too.
 Its verdicts, in the edition's language (`paged.text`):

@@ -73,14 +73,20 @@ SDPA = Ops(
         "torch's scaled_dot_product_attention (SDPA)",
         "torch의 scaled_dot_product_attention(SDPA)",
     ),
-    ("scaled_dot_product_attention", "_scaled_dot_product_*"),
+    # every backend, CUDA's too: reached through torch.ops.aten, they skip the dispatcher's choice
+    (
+        "scaled_dot_product_attention",
+        "_scaled_dot_product_*",
+        "_flash_attention_*",
+        "_efficient_attention_*",
+    ),
 )
 MHA = Ops(  # nn.MultiheadAttention: with need_weights, a softmax of its own, no SDPA
     msg(
         "torch's multi-head attention (nn.MultiheadAttention)",
         "torch의 멀티헤드 어텐션(nn.MultiheadAttention)",
     ),
-    ("multi_head_attention_forward",),
+    ("multi_head_attention_forward", "_native_multi_head_attention"),
 )
 SOFTMAX = Ops(
     msg("torch's softmax", "torch의 softmax"),
@@ -203,8 +209,9 @@ def forbidden(targets, allow=()):
         with contextlib.ExitStack() as stack:
             for label, obj in functions:
                 fn = _function(obj)
-                if fn is None or id(fn) in keep or any(f is fn for f, _ in swapped):
+                if fn is None or id(fn) in keep:
                     continue
+                keep.add(id(fn))  # the first label of a function is its own
                 original = fn.__code__
                 fn.__code__ = _raiser(label, fn.__code__.co_freevars)
                 swapped.append((fn, original))
