@@ -687,7 +687,7 @@ def _breakdown_tuple_np(steps, kv):
 # (an int argument cannot be changed in place; only a tensor answer has a dtype).
 CLASSES = {
     "bytes_per_token": {
-        "library": (_lib_bytes, "calls ModelSpec.bytes_per_token"),
+        "library": (_lib_bytes, "calls paged.kv.ModelSpec"),
         "type": (
             lambda n, h, d, b: float(2 * n * h * d * b),
             "is a float; the spec asks for an int",
@@ -695,7 +695,7 @@ CLASSES = {
         "random edge": (lambda n, h, d, b: 2 * n * h * min(d, 128) * b, "seed="),
     },
     "pow2_reservation": {
-        "library": (_lib_pow2, "calls ContiguousAllocator.reservation"),
+        "library": (_lib_pow2, "calls paged.contiguous.ContiguousAllocator"),
         "type": (lambda p, o, m: float(min(p + pow2(o), m)), "is a float"),
     },
     "first_fit": {
@@ -703,7 +703,7 @@ CLASSES = {
             lambda holes, size: (first_fit(holes, size), holes.reverse())[0],
             "changed its argument `holes`",
         ),
-        "library": (_lib_first_fit, "calls ContiguousAllocator._first_fit"),
+        "library": (_lib_first_fit, "calls paged.contiguous.ContiguousAllocator"),
         "type": (
             lambda holes, size: None if (r := first_fit(holes, size)) is None else float(r),
             "is a float",
@@ -714,7 +714,7 @@ CLASSES = {
             lambda t, bs, p: (slot(t, bs, p), t.append(-1))[0],
             "changed its argument `block_table`",
         ),
-        "library": (_lib_slot, "calls PagedAllocator"),
+        "library": (_lib_slot, "calls paged.paging.PagedAllocator"),
         "type": (lambda t, bs, p: float(slot(t, bs, p)), "is a float"),
     },
     "wasted_slots": {
@@ -728,7 +728,7 @@ CLASSES = {
                 __import__("paged.paging").paging.PagedAllocator(4, 4).allocate("s", 1)
                 and append_slot(t, n, bs, f)
             ),
-            "calls PagedAllocator.allocate",
+            "calls paged.paging.PagedAllocator",
         ),
         "type": (lambda t, n, bs, f: float(append_slot(t, n, bs, f)), "is a float"),
     },
@@ -742,7 +742,7 @@ CLASSES = {
                 __import__("paged.simulator").simulator.simulate([], "paged", kv_slots=16)
                 and breakdown(steps, kv)
             ),
-            "calls paged.simulate",
+            "calls paged.simulator.simulate",
         ),
         "type": (
             lambda steps, kv: [str(x) for x in breakdown(steps, kv).values()],
@@ -764,18 +764,18 @@ CLASSES = {
                 __import__("paged.paging").paging.PagedAllocator(4, 4).allocate("s", 1)
                 and write_slot(*a)
             ),
-            "calls PagedAllocator.allocate",
+            "calls paged.paging.PagedAllocator",
         ),
         "type": (lambda *a: (float((w := write_slot(*a))[0]), w[1]), "is a float"),
         "free list": (_popping, "you returned"),
     },
     "pick_victims": {
         "mutated": (_pick_popping, "changed its argument `running`"),
-        "library": (_lib_victims, "calls Scheduler.step"),
+        "library": (_lib_victims, "calls paged.scheduler.Scheduler"),
         "ids": (_pick_largest_id, "seed="),
     },
     "swap_time": {
-        "library": (_lib_swap, "calls CostModel.swap_time"),
+        "library": (_lib_swap, "calls paged.preemption_cost.CostModel"),
         "type": (lambda *a: f"{CHECKERS['swap_time'][1](*a)}", "you returned '"),
     },
     "gather": {

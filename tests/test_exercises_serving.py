@@ -193,7 +193,7 @@ def admit_by_the_scheduler(waiting, free_blocks, block_size, watermark_blocks):
     [
         (admit_by_id_order, "you returned"),
         (admit_popping, "changed its argument `waiting`"),
-        (admit_by_the_scheduler, "calls Scheduler.step"),
+        (admit_by_the_scheduler, "calls paged.scheduler.Scheduler"),
     ],
 )
 def test_id_order_a_mutated_queue_and_the_scheduler_itself_are_rejected(learner, phrase, capsys):

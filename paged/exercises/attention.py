@@ -181,8 +181,8 @@ def check_gather(fn, seed: int | None = None) -> bool:
         params=("cache", "block_table_row", "seq_len"),
         forbid=[
             ("paged.gather_kv", gather_kv),
-            ("paged.attention.gather_kv_batched", reference.gather_kv_batched),
-            ("paged.paged_attention_ref", reference.paged_attention_ref),
+            "paged.attention.reference",
+            "paged.model.attention_backend",
         ],
         contract=lambda got, args: tensor_of(args[0].dtype)(got),
     )
@@ -449,6 +449,11 @@ def check_merge_partitions(fn, seed: int | None = None) -> bool:
         draw=_random_merges,
         seed=seed,
         params=("parts",),
-        forbid=[("paged.paged_attention_ref", reference.paged_attention_ref)],
+        forbid=[
+            ("paged.paged_attention_ref", reference.paged_attention_ref),
+            "paged.attention.reference",
+            "paged.attention.kernel",
+            "paged.model.attention_backend",
+        ],
         symptoms=_MERGE_SYMPTOMS,
     )

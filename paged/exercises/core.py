@@ -6,8 +6,9 @@ random case; `seed=` draws the same ones again), and compares what it gives with
 answer, computed before the call. Around each call:
 - the arguments are the function's own copies, snapshotted before (`contract.snapshot`): an
   argument the spec does not let it change (`mutable`) must come back as it went in;
-- the library function the exercise asks the learner to write, and the model answers, raise
-  `guard.LibraryCall` (`forbid`);
+- what the exercise asks the learner to write (library functions, whole modules, torch
+  operators: `forbid`) and the model answers raise `guard.LibraryCall`; a call the function
+  catches itself counts too;
 - once every value is right, `contract(raw, args)` says whether the answer has the type the
   spec names (an int, the input's dtype): right values of the wrong type are "not quite" too.
 Its verdicts, in the edition's language (`paged.text`):
@@ -154,7 +155,7 @@ def run_cases(
     tolerance that depends on its inputs); `describe(args)` names a case and `show(value)` a value
     in messages. With `none_ok`, None is an answer like any other. `draw(rng)` gives random
     (args, answer) pairs; `params` names the arguments, `mutable` those fn may change; `forbid`
-    lists (label, library function) pairs that raise while fn runs; `contract(raw, args)` says
+    lists what raises while fn runs (`guard.forbidden`'s targets); `contract(raw, args)` says
     why a right value breaks the spec's types, or None (module docstring).
     """
     show = show or short
@@ -168,8 +169,9 @@ def run_cases(
     outcomes = []
     for args, _ in pairs:
         given, before = copy.deepcopy(args), [snapshot(a) for a in args]
+        calls = []
         try:
-            with forbidden(targets, allow=(fn,)):
+            with forbidden(targets, allow=(fn,)) as calls:
                 outcome = observe(fn, given)
         except NotImplementedError:
             print(NOT_YET.format(name=name))
@@ -179,6 +181,9 @@ def run_cases(
             return False
         except Exception as exc:  # the learner's bug: report it, not a traceback
             outcome = Raised(exc)
+        if calls:  # a forbidden call that the function caught itself
+            print(CALLED.format(name=name, target=calls[0]))
+            return False
         if (arg := changed(before, given, params, mutable)) is not None:
             print(CHANGED.format(name=name, case=describe(args), arg=arg))
             _random_note(name, seed, len(outcomes), num_fixed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 
 from ..text import msg
+from . import guard
 from .contract import tensor_of
 from .core import NUM_RANDOM, Raised, run_cases, short
 from .guard import LibraryCall
@@ -395,10 +396,18 @@ def check_decode_one_head(fn, seed: int | None = None) -> bool:
         draw=_random_cases,
         seed=seed,
         params=PARAMS,
-        forbid=[
+        forbid=[  # the library's attention, every module of it, and torch's
             ("paged.gather_kv", reference.gather_kv),
-            ("paged.attention.gather_kv_batched", reference.gather_kv_batched),
             ("paged.paged_attention_ref", reference.paged_attention_ref),
+            "paged.attention.reference",
+            "paged.attention.kernel",
+            "paged.attention.launch",
+            "paged.attention.tiles",
+            "paged.attention.balanced",
+            "paged.attention.steps",
+            "paged.model.attention_backend",
+            guard.SDPA,
+            guard.MHA,
         ],
         contract=lambda got, args: tensor_of(args[1].dtype)(got),
         symptoms=_SYMPTOMS,

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .guard import forbidden
+from .guard import SDPA, forbidden
 from .kernel_cases import HINTS, PAST, extreme_scores, output, paged_watch
 from .kernel_runner import Case, KernelSpec, check_kernel
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
@@ -127,14 +127,19 @@ def _m_where(m):
 
 
 def _library():
-    """(label, function) pairs of the library's attention, blocked while a learner's kernel runs:
-    the reference, the launcher and (under the interpreter) the kernel's own tile loop."""
-    from ..attention import paged_attention, paged_attention_ref, tiles
+    """The library's attention, blocked while a learner's kernel runs (`guard.forbidden`): the
+    reference, the kernel and its launcher, (under the interpreter) its tile loop, torch's SDPA."""
+    from ..attention import paged_attention, paged_attention_ref
 
     return (
-        ("paged.paged_attention_ref", paged_attention_ref),
+        ("paged.paged_attention_ref", paged_attention_ref),  # the names a learner knows, first
         ("paged.paged_attention", paged_attention),
-        ("paged.attention.tiles._attend", tiles._attend.fn),
+        "paged.attention.reference",
+        "paged.attention.kernel",
+        "paged.attention.tiles",
+        "paged.attention.balanced",
+        "paged.model.attention_backend",
+        SDPA,
     )
 
 

@@ -196,9 +196,6 @@ def check_first_fit(fn, seed: int | None = None) -> bool:
         none_ok=True,
         draw=draws(_random_holes, _first_fit_truth),
         seed=seed,
-        forbid=[
-            ("ContiguousAllocator._first_fit", ContiguousAllocator._first_fit),
-            ("ContiguousAllocator.allocate", ContiguousAllocator.allocate),
-        ],
+        forbid=["paged.contiguous", "paged.pool"],
         contract=lambda got, args: optional_integer(got),
     )

@@ -24,11 +24,12 @@ from .core import draws, run_cases
 __all__ = ["check_block_hashes"]
 
 PARAMS = ("token_ids", "block_size")
-FORBID = [
+FORBID = [  # hash_block is the learner's to call
     ("paged.prefix_cache.block_hashes", prefix_cache.block_hashes),
     ("paged.prefix_cache.cached_tokens", prefix_cache.cached_tokens),
     ("paged.prefix_cache.predict_cached", prefix_cache.predict_cached),
     ("paged.exercises.solution", answers.block_hashes),
+    "paged.pool",
 ]
 
 AND = msg("{a} and {b}", "{a} 및 {b}")

@@ -88,6 +88,8 @@ def check_blocks_after_fork(fn, seed: int | None = None) -> bool:
             *FORBID,
             ("paged.experiments.blocks_held_by_samples", blocks_held_by_samples),
             ("PagedAllocator.fork", PagedAllocator.fork),
+            "paged.experiments",
+            "paged.model.shared_prompt",
         ],
         contract=lambda got, args: integer(got),
     )

@@ -1,0 +1,362 @@
+"""Guards at the level a shortcut takes (issue 37): a checker blocks what solves its exercise,
+however the learner's function reaches it.
+
+Each wrong answer below is written as a learner would, reaching the library's answer another
+way: torch's SDPA under another name, through `torch._C._nn` or `torch.ops.aten`; the course's own
+attention; a scheduler method other than `step`, a private helper, the pool; `paged.model.cache`'s
+slot function; a model answer from `answers/`. Where it would be right without the guard, a test
+says so first. Each is rejected with a message that names what it called, also when the
+function catches the error itself. The model answers pass (`test_solvable.py`, the checkers'
+own tests), every module a checker names exists, and the guard leaves every function and torch's
+mode stacks as they were, after an exception too.
+"""
+
+import importlib
+import pkgutil
+from types import SimpleNamespace
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.nn.functional import scaled_dot_product_attention as attend
+
+import paged.exercises as ex
+from paged.exercises import answers, core, guard
+from paged.exercises.answers import attention as attention_answers
+from paged.exercises.answers import memory as memory_answers
+from paged.scheduler import Scheduler
+from paged.workloads import Request
+
+SDPA_CALLED = "your function calls torch's scaled_dot_product_attention (SDPA)"
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    monkeypatch.delenv("PAGED_LANG", raising=False)
+
+
+def verdict(capsys, check, fn):
+    ok = check(fn, seed=7)
+    return ok, capsys.readouterr().out
+
+
+# ---- decode_one_head: torch's SDPA and the course's attention ----------------------------------
+def _decode_case():
+    g = torch.Generator().manual_seed(0)
+    k, v = torch.randn(2, 4, 3, 2, 4, generator=g)  # (num_blocks, block_size, kv_heads, dim)
+    q = torch.randn(4, generator=g)
+    return q, k, v, torch.tensor([2, 0, 3, -1]), 7, 1, 0.5
+
+
+def _kv(k_cache, v_cache, block_table_row, seq_len, kv_head):
+    bs = k_cache.shape[1]
+    rows = block_table_row[: (seq_len + bs - 1) // bs].long()
+    k = k_cache[rows].flatten(0, 1)[:seq_len, kv_head]  # (seq_len, head_dim)
+    return k, v_cache[rows].flatten(0, 1)[:seq_len, kv_head]
+
+
+def through(sdpa):
+    """decode_one_head that gathers K and V itself and hands the softmax to `sdpa`."""
+
+    def decode_one_head(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+        k, v = _kv(k_cache, v_cache, block_table_row, seq_len, kv_head)
+        out = sdpa(q.float()[None, None, None], k.float()[None, None], v.float()[None, None], scale)
+        return out.reshape(-1).to(k_cache.dtype)  # (1, 1, 1, head_dim) -> (head_dim,)
+
+    return decode_one_head
+
+
+SDPA_ROUTES = {
+    "imported under another name": lambda q, k, v, s: attend(q, k, v, scale=s),
+    "torch._C._nn": lambda q, k, v, s: torch._C._nn.scaled_dot_product_attention(q, k, v, scale=s),
+    "torch.ops.aten": lambda q, k, v, s: torch.ops.aten.scaled_dot_product_attention(
+        q, k, v, scale=s
+    ),
+    "aten's CPU flash kernel": lambda q, k, v, s: (
+        torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, scale=s)[0]
+    ),
+    "aten's math path (it decomposes)": lambda q, k, v, s: (
+        torch.ops.aten._scaled_dot_product_attention_math(q, k, v, scale=s)[0]
+    ),
+}
+
+
+@pytest.mark.parametrize("route", SDPA_ROUTES)
+def test_sdpa_however_reached_is_rejected_and_named(capsys, route):
+    wrong = through(SDPA_ROUTES[route])
+    case = _decode_case()
+    assert torch.allclose(wrong(*case), attention_answers.decode_one_head(*case), atol=1e-5)
+    ok, out = verdict(capsys, ex.check_decode_one_head, wrong)
+    assert ok is False
+    assert out.startswith(f"decode_one_head: not quite: {SDPA_CALLED}, the library's own answer")
+
+
+def own_decode(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    """A right answer of the learner's own: the softmax written with torch.softmax (allowed)."""
+    k, v = _kv(k_cache, v_cache, block_table_row, seq_len, kv_head)
+    weights = torch.softmax(k.float() @ q.float() * scale, 0)  # (seq_len,)
+    return (weights @ v.float()).to(k_cache.dtype)
+
+
+def test_sdpa_caught_by_the_learner_is_still_seen(capsys):
+    def decode_one_head(*args):
+        try:
+            return through(SDPA_ROUTES["torch.ops.aten"])(*args)
+        except Exception:  # falls back on a right answer
+            return own_decode(*args)
+
+    assert verdict(capsys, ex.check_decode_one_head, own_decode)[0] is True
+    ok, out = verdict(capsys, ex.check_decode_one_head, decode_one_head)
+    assert ok is False and SDPA_CALLED in out
+
+
+def test_multihead_attention_is_rejected_and_named(capsys):
+    def decode_one_head(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+        k, v = _kv(k_cache, v_cache, block_table_row, seq_len, kv_head)
+        mha = torch.nn.MultiheadAttention(q.shape[0], 1, bias=False)
+        return mha(q[None].float(), k.float(), v.float())[0][0].to(q.dtype)
+
+    ok, out = verdict(capsys, ex.check_decode_one_head, decode_one_head)
+    assert ok is False
+    assert "your function calls torch's multi-head attention (nn.MultiheadAttention)" in out
+
+
+def _reference(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    from paged.attention.reference import paged_attention_ref
+
+    heads = slice(kv_head, kv_head + 1)  # the query sits in kv_head's place
+    table = block_table_row.clamp(min=0)[None].int()
+    lens = torch.tensor([seq_len], dtype=torch.int32)
+    return paged_attention_ref(q[None, None], k_cache[:, :, heads], v_cache[:, :, heads], table,
+                               lens, scale)[0, 0]  # fmt: skip
+
+
+def _backend(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+    from paged.model import attention_backend
+
+    heads = slice(kv_head, kv_head + 1)
+    table = block_table_row.clamp(min=0)[None].int()
+    lens = torch.tensor([seq_len], dtype=torch.int32)
+    out = attention_backend.decode_attention_ref(
+        q[None, None], k_cache[:, :, heads], v_cache[:, :, heads], table, lens, scale
+    )
+    return out[0, 0]
+
+
+@pytest.mark.parametrize(
+    "wrong, called",
+    [
+        (_reference, "paged.paged_attention_ref"),
+        (_backend, "paged.model.attention_backend.decode_attention_ref"),
+    ],
+)
+def test_the_course_s_own_attention_is_rejected_and_named(capsys, wrong, called):
+    case = _decode_case()
+    assert torch.allclose(wrong(*case), attention_answers.decode_one_head(*case), atol=1e-5)
+    ok, out = verdict(capsys, ex.check_decode_one_head, wrong)
+    assert ok is False and f"your function calls {called}, the library's own answer" in out
+
+
+# ---- the scheduler's exercises: any part of the scheduler ---------------------------------------
+def _scheduler():
+    """A scheduler built in an earlier cell, as a learner might have one at hand."""
+    return Scheduler([Request(0, 4, 2), Request(1, 5, 3)], "paged", kv_slots=64, block_size=4)
+
+
+SCHEDULER_CALLS = {
+    "paged.scheduler.Scheduler.schedule": lambda s: s.schedule(),
+    "paged.scheduler.Scheduler.postprocess": lambda s: s.postprocess(None),
+    "paged.scheduler.Scheduler._admit": lambda s: s._admit(None),
+    "paged.scheduler.Scheduler.step": lambda s: s.step(),
+    "paged.scheduler.Scheduler": lambda s: Scheduler([Request(0, 4, 2)], "paged", kv_slots=64),
+    "paged.pool.PagedPool.why_not": lambda s: s.pool.why_not(Request(0, 4, 2), 4),
+    "paged.admission.why_wait": lambda s: __import__("paged.admission").admission.why_wait(
+        None, full=False, swapped=False, held=False
+    ),
+}
+
+
+@pytest.mark.parametrize("check", [ex.check_pick_victims, ex.check_admit])
+@pytest.mark.parametrize("called", SCHEDULER_CALLS)
+def test_any_part_of_the_scheduler_is_rejected_and_named(capsys, check, called):
+    sched, call = _scheduler(), SCHEDULER_CALLS[called]
+
+    def through_the_scheduler(*args):
+        call(sched)
+        return []
+
+    ok, out = verdict(capsys, check, through_the_scheduler)
+    assert ok is False and f"your function calls {called}, the library's own answer" in out
+
+
+def own_pick_victims(running, blocks_needed, free_blocks, blocks_held):
+    """A right answer of the learner's own."""
+    running, victims, i = list(running), [], 0
+    while i < len(running):
+        request = running[i]
+        while blocks_needed[request] > free_blocks:
+            victims.append(running.pop())
+            free_blocks += blocks_held[victims[-1]]
+            if victims[-1] == request:
+                break
+        else:
+            free_blocks -= blocks_needed[request]
+            i += 1
+    return victims
+
+
+def test_a_scheduler_call_caught_by_the_learner_is_still_seen(capsys):
+    sched = _scheduler()
+
+    def pick_victims(*args):
+        try:
+            sched.schedule()
+        except Exception:
+            pass
+        return own_pick_victims(*args)
+
+    assert verdict(capsys, ex.check_pick_victims, own_pick_victims)[0] is True
+    ok, out = verdict(capsys, ex.check_pick_victims, pick_victims)
+    assert ok is False and "your function calls paged.scheduler.Scheduler.schedule" in out
+
+
+# ---- the slot exercise: the model's cache -------------------------------------------------------
+def slot_by_the_cache(block_table, block_size, position):
+    from paged.model.cache import slots_of
+
+    chunk = SimpleNamespace(block_table=block_table, start=position, seq_len=position + 1)
+    return slots_of(chunk, block_size)[0]
+
+
+def test_the_model_cache_s_slot_function_is_rejected_and_named(capsys):
+    assert slot_by_the_cache([7, 2, 5], 4, 9) == memory_answers.slot([7, 2, 5], 4, 9) == 21
+    ok, out = verdict(capsys, ex.check_slot, slot_by_the_cache)
+    assert ok is False
+    assert "your function calls paged.model.cache.slots_of, the library's own answer" in out
+
+
+# ---- the model answers ---------------------------------------------------------------------------
+def test_every_function_of_the_answers_package_is_forbidden():
+    targets = {id(fn) for _, fn in guard.answer_targets()}
+    modules = [answers] + [
+        importlib.import_module(f"{answers.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(answers.__path__)
+    ]
+    assert len(modules) >= 7  # __init__ and every topic module (prefix, basics, kernels too)
+    for module in modules:
+        for name in getattr(module, "__all__", ["find", "source", "solution"]):
+            assert id(guard._function(getattr(module, name))) in targets, (module, name)
+
+
+def test_a_model_answer_from_another_module_is_rejected(capsys):
+    from paged.exercises.answers.prefix import block_hashes
+
+    def wasted_slots(num_tokens, block_size):  # full blocks from chapter 11's answer
+        full = len(block_hashes([0] * num_tokens, block_size))
+        return 0 if full * block_size == num_tokens else (full + 1) * block_size - num_tokens
+
+    ok, out = verdict(capsys, ex.check_wasted_slots, wasted_slots)
+    assert ok is False and "your function calls paged.exercises.solution" in out
+
+
+# ---- the guard itself ---------------------------------------------------------------------------
+def test_every_module_a_checker_forbids_exists(monkeypatch):
+    """A module name with a typo would guard nothing (modules that cannot load are skipped)."""
+    seen = []
+    real = core.forbidden
+
+    def recording(targets, allow=()):
+        seen.extend(t for t in targets if isinstance(t, str))
+        return real(targets, allow)
+
+    monkeypatch.setattr(core, "forbidden", recording)
+    for name in ex.__all__:
+        if name.startswith("check_") and not name.endswith("_kernel"):
+            getattr(ex, name)(answers.find(name.removeprefix("check_")), seed=1)
+    from paged.exercises.kernels_attention import _library
+
+    names = {*seen, *(t for t in _library() if isinstance(t, str))}
+    assert {"paged.scheduler", "paged.model.cache", "paged.attention.kernel"} <= names
+    for name in names:
+        assert guard.module_targets(name), name  # imports, and defines something
+
+
+def test_softmax_group_blocks_every_spelling_and_nothing_else():
+    x = torch.randn(3, 4)
+    spellings = {
+        "torch.softmax": lambda: torch.softmax(x, -1),
+        "Tensor.softmax": lambda: x.softmax(-1),
+        "F.log_softmax": lambda: F.log_softmax(x, -1),
+        "aten._softmax": lambda: torch.ops.aten._softmax(x, -1, False),
+    }
+    for call in spellings.values():
+        with (
+            pytest.raises(guard.LibraryCall, match="torch's softmax"),
+            guard.forbidden([guard.SOFTMAX]),
+        ):
+            call()
+    with guard.forbidden([guard.SOFTMAX, guard.SDPA]) as calls:
+        (x.exp() / x.exp().sum(-1, keepdim=True)) @ x.T  # a softmax written out is fine
+    assert calls == []
+
+
+def _mode_stacks():
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return len(_get_current_function_mode_stack()), len(_get_current_dispatch_mode_stack())
+
+
+def test_everything_is_restored_after_an_exception():
+    codes = {fn: fn.__code__ for _, fn in guard.module_targets("paged.scheduler")}
+    before = _mode_stacks()
+    with pytest.raises(ValueError, match="the learner's bug"):
+        with guard.forbidden(["paged.scheduler", guard.SDPA, guard.SOFTMAX]) as calls:
+            assert Scheduler.schedule.__code__ is not codes[Scheduler.schedule]
+            assert _mode_stacks() != before
+            with pytest.raises(guard.LibraryCall):
+                torch.softmax(torch.ones(2), 0)
+            raise ValueError("the learner's bug")
+    assert calls == ["torch's softmax"]
+    assert all(fn.__code__ is code for fn, code in codes.items())
+    assert _mode_stacks() == before and guard._CALLS.get() is None
+    q = torch.ones(1, 1, 2, 4)
+    assert torch.equal(F.scaled_dot_product_attention(q, q, q), q)
+    assert len(_scheduler().run()) > 0  # the scheduler runs its own code again
+
+
+def test_the_library_works_after_a_checker_caught_a_call(capsys):
+    verdict(capsys, ex.check_admit, lambda *args: _scheduler().step() and [])
+    verdict(capsys, ex.check_decode_one_head, through(SDPA_ROUTES["torch._C._nn"]))
+    assert _mode_stacks() == (0, 0)
+    assert len(_scheduler().run()) > 0
+    q = torch.ones(1, 1, 2, 4)
+    assert torch.equal(F.scaled_dot_product_attention(q, q, q), q)
+
+
+def test_the_verdict_names_the_call_in_korean(capsys, monkeypatch):
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    ok, out = verdict(capsys, ex.check_decode_one_head, through(SDPA_ROUTES["torch._C._nn"]))
+    assert ok is False
+    assert "torch의 scaled_dot_product_attention(SDPA) 호출이 보입니다" in out
+
+
+class BackendShortcut:
+    """A "kernel" that hands the work to the real model's attention backend (not the reference)."""
+
+    fn = None
+
+    def __getitem__(self, grid):
+        def run(q, k_cache, v_cache, block_table, seq_lens, *rest, **constexprs):
+            from paged.model.attention_backend import decode_attention_ref
+
+            out = next(t for t in rest if isinstance(t, torch.Tensor) and t.shape == q.shape)
+            out.copy_(decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens))
+
+        return run
+
+
+def test_a_kernel_puzzle_blocks_the_whole_attention_surface(capsys):
+    assert ex.check_online_softmax_kernel(BackendShortcut()) is False
+    out = capsys.readouterr().out
+    assert "did not run" in out and "paged.model.attention_backend.decode_attention_ref" in out
