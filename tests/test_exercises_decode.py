@@ -215,7 +215,7 @@ CONTRACT = {
     "clamps the table": (clamps_the_table, "changed its argument `block_table_row`"),
     "calls gather_kv": (calls_gather_kv, "calls paged.gather_kv, the library's own answer"),
     "calls the reference": (calls_the_reference, "calls paged.paged_attention_ref"),
-    "calls SDPA": (calls_sdpa, "calls torch.nn.functional.scaled_dot_product_attention"),
+    "calls SDPA": (calls_sdpa, "calls torch's scaled_dot_product_attention (SDPA)"),
     "float64 from float32": (
         lambda *a: slot_softmax(*a).double(),
         "the values are right, but the answer is a tensor of dtype torch.float64",
