@@ -4,8 +4,9 @@ Each puzzle is data for `kernel_runner.check_kernel`, which launches the learner
 kernel on tiny fixed and random cases (under the interpreter here, on the GPU where there is
 one) and compares with PyTorch. Outputs start as SENTINEL, inputs sit in guarded buffers whose
 padding is NaN, and under the interpreter every loaded and stored address is checked
-(`triton_checks.Watch`), so a kernel that masks its store but not its load is told so. The two
-computing puzzles (a row softmax and tl.dot) are in `basics_compute.py`.
+(`triton_checks.Watch`), so a kernel that masks its store but not its load is told so; there
+each program may store only its own share (its block, its tile), so a grid whose program 0 does
+everyone's work is told so too. The two computing puzzles (a row softmax and tl.dot) are in `basics_compute.py`.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _stamp_case(params, seed):
     n, watch = programs * block, Watch()
     flat = torch.full((n + block,), SENTINEL, device=device())
     ok = np.arange(n + block) < n
-    watch.add("out", flat, load=False, store=ok)
+    watch.add("out", flat, load=False, store=_own_block(n + block, n, block))
     return Case(
         where=f"{programs} programs, BLOCK {block}",
         watch=watch,
@@ -69,6 +70,16 @@ def _stamp_case(params, seed):
     )
 
 
+def _own_block(numel, n, block):
+    """pid -> the elements program pid may store: its BLOCK elements below n (interpreter)."""
+    idx = np.arange(numel)
+    return lambda pid: (idx // block == pid[0]) & (idx < n)
+
+
+def _same_block(f) -> bool:
+    return f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all())
+
+
 STAMP_SPEC = KernelSpec(
     name="stamp_kernel",
     fixed=((3, 4), (2, 16), (5, 1), (1, 8)),  # (programs, BLOCK)
@@ -76,11 +87,12 @@ STAMP_SPEC = KernelSpec(
     draw=lambda rng: (rng.choice((1, 2, 3, 7)), rng.choice(BLOCKS)),
     summary="grids of 1-7 programs, BLOCK 1-16",
     store_hints=((lambda f: True, STAMP["past"]),),
+    share_hints=(
+        (_same_block, STAMP["same_block"]),
+        (lambda f: bool((f.got == SENTINEL).any()), STAMP["cover"]),
+    ),
     value_hints=(
-        (
-            lambda f: f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all()),
-            STAMP["same_block"],
-        ),
+        (_same_block, STAMP["same_block"]),
         (
             lambda f: same(f.got, torch.arange(f.n)) or same(f.got, torch.arange(f.n) % f.block),
             STAMP["offsets"],
@@ -135,7 +147,7 @@ def _copy_case(params, seed):
     idx = np.arange(n + 2 * guard) - guard  # x_flat element -> index into x
     watch.add("x", x_flat, load=(idx >= 0) & (idx < n), where=lambda i: f"x[{i - guard}]")
     ok = np.arange(n + guard) < n
-    watch.add("out", out, load=False, store=ok)
+    watch.add("out", out, load=False, store=_own_block(n + guard, n, block))
     return Case(
         where=f"n {n}, BLOCK {block}",
         watch=watch,
@@ -152,6 +164,10 @@ def _one_past_store(f) -> bool:
     return stray == {f.n} and f.watch.count["store"] <= 1
 
 
+def _copied_start(f) -> bool:
+    return f.n > f.block and bool((f.got[f.block :] == SENTINEL).all())
+
+
 def _one_past_load(f) -> bool:
     first = f.watch.stray["load"][0]
     return f.watch.count["load"] == 1 and first[0] is not None and first[1] == f.guard + f.n
@@ -164,9 +180,8 @@ COPY_SPEC = KernelSpec(
     draw=lambda rng: _copy_draw(rng),
     summary="n 1-40, BLOCK 1-16, n not a multiple of BLOCK",
     store_hints=((_one_past_store, COPY["off_by_one"]), (lambda f: True, COPY["store"])),
-    value_hints=(
-        (lambda f: f.n > f.block and bool((f.got[f.block :] == SENTINEL).all()), COPY["start"]),
-    ),
+    share_hints=((_copied_start, COPY["start"]),),
+    value_hints=((_copied_start, COPY["start"]),),
     load_hints=((_one_past_load, COPY["off_by_one"]),),
 )
 
@@ -225,7 +240,12 @@ def _copy_2d_case(params, seed):
     may_x, may_out = grid_mask(x_flat.numel(), sx, M, N), grid_mask(out.numel(), so, M, N)
     watch = Watch()
     watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
-    watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
+    r, c = np.divmod(np.arange(out.numel()), so)
+
+    def own_tile(pid):  # program (i, j) stores tile (i, j) of out only (interpreter)
+        return may_out & (r // bm == pid[0]) & (c // bn == pid[1])
+
+    watch.add("out", out, load=False, store=own_tile, where=_cell("out", so, M, N))
     grid = (-(-M // bm), -(-N // bn))
     return Case(
         where=f"M {M}, N {N}, stride_x {sx}, stride_out {so}, BM {bm}, BN {bn}",
@@ -244,6 +264,14 @@ def _copy_2d_draw(rng):
     return M, N, N + rng.randint(1, 4), N + rng.randint(0, 3), bm, bn
 
 
+def _swapped(f) -> bool:
+    """The first stray store: program (i, j) wrote into tile (j, i)."""
+    M, N, sx, so, bm, bn = f.params
+    _, elem, pid = f.watch.stray["store"][0]
+    r, c = divmod(elem, so)
+    return (r // bm, c // bn) == (pid[1], pid[0])
+
+
 def _2d(key):
     return lambda f: _copy_2d_mistake(f) == key
 
@@ -256,6 +284,7 @@ COPY_2D_SPEC = KernelSpec(
     draw=_copy_2d_draw,
     summary="ragged edges, strided rows",
     store_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
+    share_hints=((_swapped, COPY_2D["axes"]), *((_2d(k), COPY_2D[k]) for k in COPY_2D)),
     value_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
 )
 

@@ -234,6 +234,7 @@ DOT_SPEC = KernelSpec(
         rng.random() < 0.5,
     ),
     summary="M, N, K from 1 to 48, padded to 16, sums past 2048",
+    needs_dot=True,
     store_hints=((lambda f: True, DOT["store"]),),
     value_hints=(
         (lambda f: same(f.got, f.want, 2e-3) and f.want.abs().max() > 128, DOT["rounded"]),

@@ -81,7 +81,14 @@ def _gather_case(params, seed):
     cache = flat[GUARD : GUARD + n].view(num_blocks, bs, ROW)
     out_flat, out = output((seq_len, ROW), device(), GUARD)
     ok = np.arange(out_flat.numel()) < seq_len * ROW
-    watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out[{i // ROW}, {i % ROW}]")
+    pos = np.arange(out_flat.numel()) // ROW
+
+    def own_tile(pid):  # program i stores the rows of positions i * TILE ... only (interpreter)
+        return ok & (pos // tile == pid[0])
+
+    watch.add(
+        "out", out_flat, load=False, store=own_tile, where=lambda i: f"out[{i // ROW}, {i % ROW}]"
+    )
     from ..attention import gather_kv
 
     return Case(
@@ -156,6 +163,7 @@ GATHER_SPEC = KernelSpec(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),
         (lambda f: True, HINTS["store"]),
     ),
+    share_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),),
     value_hints=(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
         *((lambda f, r=r: _gather_rule(f) == r, h) for r, h in ADDRESS_HINTS.items()),
