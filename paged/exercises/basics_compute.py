@@ -98,6 +98,13 @@ def _unmasked(f):
     return torch.softmax(rows, 1)[:, :N]
 
 
+def _past_n(f) -> bool:
+    """The first stray store is a lane past N of its program's row (in the next row)."""
+    _, elem, pid = f.watch.stray["store"][0]
+    N = f.x.shape[1]
+    return N <= elem - pid[0] * N < f.block
+
+
 def _no_sum(f):
     xd = f.x.double()
     return torch.exp(xd - xd.max(1, keepdim=True).values)
@@ -120,6 +127,7 @@ ROW_SOFTMAX_SPEC = KernelSpec(
     tol=1e-5,
     summary="BLOCK_N 1-32, N 1-16, all-negative rows, values in the hundreds and thousands",
     store_hints=((lambda f: True, ROW_SOFTMAX["store"]),),
+    share_hints=((_past_n, ROW_SOFTMAX["store"]),),
     value_hints=(
         (lambda f: not torch.isfinite(f.got).all() and f.scale > 10, ROW_SOFTMAX["overflow"]),
         (lambda f: same(f.got, _padded(f), 1e-5), ROW_SOFTMAX["pad_zero"]),

@@ -5,16 +5,17 @@ fixed teaching cases, then `num_random` drawn for this call from a fresh seed, p
 failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
 `triton_checks.Watch`: which elements a program may load and store), the launch, the compared
 output and the library's answer. For every puzzle and every case the runner checks, in order:
-not a kernel; the launch (an error is reported short, with a hint); the inputs untouched (every
-buffer the kernel may only read must come back bit for bit); wrote nothing (every output still
-SENTINEL: "not yet"); atomics on elements a program may not both read and write; stores outside
-the allowed elements, or into another program's share (under the interpreter, where a spec
-gives each program its own); the values (to the spec's tolerance, NaN where NaN); loads outside
-the valid range (under the interpreter); a `tl.dot` that runs, where the puzzle asks for one.
-Where it does, once every case passed, the first case runs again with every tl.dot result
-perturbed (under the interpreter): an output that does not move means the dot never reached it.
-A wrong answer gets the first spec hint whose predicate holds, and otherwise a symptom: what the
-output got wrong, never how to fix it.
+not a kernel; the launch (an error is reported short, with a hint); atomics on elements a
+program may not both read and write (under the interpreter); the inputs untouched (every buffer
+the kernel may only read must come back bit for bit); wrote nothing (every output still
+SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share
+(under the interpreter, where a spec gives each program its own); the values (to the spec's
+tolerance, NaN where NaN); loads outside the valid range (under the interpreter); a `tl.dot`
+that runs, where the puzzle asks for one; the inputs each program must read (`Case.required`,
+under the interpreter). Where a tl.dot is asked for, once every case passed, the first case runs
+again with every tl.dot result perturbed (under the interpreter): an output that does not move
+means the dot never reached it. A wrong answer gets the first spec hint whose predicate holds,
+and otherwise a symptom: what the output got wrong, never how to fix it.
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ DOT_UNUSED = msg(
     "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 커널의 tl.dot은 실행되지만, 그 결과가 "
     "출력까지 가지 않습니다.",
 )
+UNREAD = msg(
+    "the values are right, but program {pid} never read {what}",
+    "값은 맞지만 프로그램 {pid}의 load 중 {what} 위치를 읽은 것이 하나도 없습니다",
+)
+UNREAD_HINT = msg(
+    "the puzzle hands each program this input to use, and your kernel got its numbers without it.",
+    "이 퍼즐은 각 프로그램이 쓰도록 이 입력을 건네는데, 커널은 이것 없이 값을 구했습니다.",
+)
 SHARE = msg(
     "a program wrote elements of another program's share: the grid's programs did not each "
     "write their own part of the output.",
@@ -118,7 +127,8 @@ class Case:
     """One launch of a puzzle: its buffers, how to run a kernel on them, what must come out.
 
     `outputs` are (name, flat, allowed) for the buffers the kernel writes (allowed: a bool array
-    over flat's elements); every other buffer of `watch` is an input, read only. `got()` reads
+    over flat's elements); every other buffer of `watch` is an input, read only; `required`
+    names inputs whose elements each program must load (pid -> bool array; interpreter). `got()` reads
     the compared output after the launch; `regions` name parts of it (a bool tensor of got's
     shape each) for the "wrong only there" symptom; `data` is whatever the spec's predicates need.
     """
@@ -132,6 +142,7 @@ class Case:
     label: str = "out"
     regions: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
+    required: dict = dataclasses.field(default_factory=dict)  # buffer -> (pid -> must load)
 
 
 @dataclasses.dataclass
@@ -203,6 +214,8 @@ def _one_case(spec, kernel, case):
     with forbidden(spec.forbid):  # a forbidden call raises: "did not run", naming it
         if not launch(name, watch, case.run, kernel):
             return False
+    if watch.describe("atomic"):
+        return _wrong(name, case, watch.describe("atomic"), ATOMIC)
     for buf, old in zip(inputs, before, strict=True):
         if (changed := _changed(buf.flat, old)) is not None:
             what = INPUT_WRITTEN.format(what=buf.where(changed))
@@ -220,8 +233,6 @@ def _one_case(spec, kernel, case):
         return False
     got, want = case.got(), case.want
     fail = Failure(case, got, want, watch)
-    if watch.describe("atomic"):
-        return _wrong(name, case, watch.describe("atomic"), ATOMIC)
     if watch.describe("store") and _into_a_share(case, watch.stray["store"][0]):
         hint = _first(spec.share_hints, fail) or SHARE
         return _wrong(name, case, watch.describe("store"), hint)
@@ -244,6 +255,8 @@ def _one_case(spec, kernel, case):
         )
     if spec.needs_dot and _no_dot(kernel, watch):
         return _wrong(name, case, RIGHT, NO_DOT)
+    if (unread := _unread(case, watch)) is not None:
+        return _wrong(name, case, unread, UNREAD_HINT)
     return None
 
 
@@ -263,6 +276,25 @@ def _dot_unused(spec, kernel, params, data_seed) -> bool:
     if not ran or not same(case.got(), case.want, spec.tol):
         return False
     return _wrong(spec.name, case, DOT_UNCHANGED, DOT_UNUSED)
+
+
+def _unread(case, watch) -> str | None:
+    """Words for the first program that did not load an element `case.required` asks it to
+    (under the interpreter, where the watch lists what each program loaded), or None."""
+    if not case.required or watch.accesses is None or watch.grid is None:
+        return None
+    loaded = {}
+    for kind, name, elems, pid in watch.accesses:
+        if kind != "store":
+            loaded.setdefault((name, pid), set()).update(elems.tolist())
+    buffers = {b.name: b for b in watch.buffers}
+    for name, need in case.required.items():
+        for pid in np.ndindex(*watch.grid):
+            missing = set(np.nonzero(need(pid))[0].tolist()) - loaded.get((name, pid), set())
+            if missing:
+                what = buffers[name].where(min(missing))
+                return UNREAD.format(pid=watch.pid_name(pid), what=what)
+    return None
 
 
 def _wrong(name, case, what, hint) -> bool:

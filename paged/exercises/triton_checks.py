@@ -138,6 +138,7 @@ class Watch:
         self.count = {"load": 0, "store": 0, "atomic": 0, "dot": 0}
         self.dims = 1  # grid dimensions in use, to name a program as the learner launched it
         self.accesses = [] if record else None
+        self.grid = None  # the launch's grid (x, y, z), under the interpreter
         self.perturb = None
         self._inside = False  # in a hooked entry point: what it calls is checked already
 
@@ -157,10 +158,17 @@ class Watch:
             return
         from triton.runtime.interpreter import InterpreterBuilder as builder
 
-        saved = {name: getattr(builder, name) for name in [*ACCESSES, "create_dot"]
-                 if hasattr(builder, name)}
+        saved = {
+            name: getattr(builder, name)
+            for name in [*ACCESSES, "create_dot"]
+            if hasattr(builder, name)
+        }
         for name, original in saved.items():
-            hook = self._dot(original) if name == "create_dot" else self._hook(original, *ACCESSES[name])
+            hook = (
+                self._dot(original)
+                if name == "create_dot"
+                else self._hook(original, *ACCESSES[name])
+            )
             setattr(builder, name, hook)
         try:
             yield self
@@ -216,6 +224,7 @@ class Watch:
         pid = tuple(getattr(b, "grid_idx", None) or (0, 0, 0))
         used = max([1] + [i + 1 for i, n in enumerate(getattr(b, "grid_dim", ())) if n > 1])
         self.dims = used
+        self.grid = tuple(getattr(b, "grid_dim", None) or (1, 1, 1))
         known = np.zeros(addr.shape, dtype=bool)
         for buf in self.buffers:
             size = buf.flat.element_size()
@@ -226,7 +235,7 @@ class Watch:
                 continue
             elems = (addr[inside] - lo) // size
             ok = np.ones(len(elems), bool)
-            for rule in (("load", "store") if kind == "atomic" else (kind,)):
+            for rule in ("load", "store") if kind == "atomic" else (kind,):
                 allowed = getattr(buf, rule)
                 ok &= (allowed(pid) if callable(allowed) else allowed)[elems]
             self._record(kind, buf, elems[~ok], pid)
