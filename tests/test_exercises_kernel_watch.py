@@ -337,3 +337,80 @@ PUZZLES = [n.removeprefix("check_") for n in [*ex.basics.__all__, *ex.kernels.__
 def test_the_model_answers_pass_every_observation(puzzle, capsys):
     assert getattr(ex, f"check_{puzzle}")(answers.find(puzzle), seed=7) is True
     assert capsys.readouterr().out.startswith(f"{puzzle}: correct (")
+
+
+# ---- try_kernel: run once, print beside the answer, draw what each program touched -------------
+
+
+def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = ex.try_kernel(answers.find("copy_kernel"))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "copy_kernel on n 10, BLOCK 4:" and "the same as the reference" in out[3]
+    assert out[1].split(":")[1] == out[2].split(":")[1]  # yours, then the reference
+    ax_x, ax_out = fig.axes[:2]
+    assert ax_x.get_title(loc="left").startswith("x: loaded") and ax_out.get_title(
+        loc="left"
+    ).startswith("out: stored")
+    drawn = [t.get_text() for t in ax_out.texts]
+    assert drawn == ["0"] * 4 + ["1"] * 4 + ["2"] * 2  # program of each element; 2 lanes masked
+
+
+def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = ex.try_kernel(copy_by_program_0, "copy_kernel")
+    assert "the same as the reference" in capsys.readouterr().out  # right values...
+    assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
+    fig = ex.try_kernel(copy_no_mask_anywhere, "copy_kernel")
+    capsys.readouterr()
+    from matplotlib.colors import to_rgba
+
+    from paged.viz.kernel_reads import STRAY_COLOR
+
+    red = [p for p in fig.axes[0].patches if p.get_edgecolor() == to_rgba(STRAY_COLOR)]
+    assert len(red) == 2  # x[10] and x[11]: loaded by program 2, past n
+
+
+def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    assert ex.try_kernel(copy_kernel, draw=False) is None
+    assert capsys.readouterr().out.startswith("copy_kernel on n 10, BLOCK 4:")
+
+
+def test_try_kernel_on_a_stub_says_not_yet(capsys):
+    @triton.jit
+    def raising(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        raise NotImplementedError
+
+    assert ex.try_kernel(stub_copy, "copy_kernel") is None
+    assert ex.try_kernel(raising, "copy_kernel") is None
+    assert ex.try_kernel(None, "copy_kernel") is None
+    assert capsys.readouterr().out.splitlines() == [
+        "copy_kernel: not yet: your kernel wrote nothing. Write its body and run again.",
+        "copy_kernel: not yet: your kernel still raises NotImplementedError. Write its body and "
+        "run again.",
+        "copy_kernel: not yet: pass your @triton.jit kernel (got NoneType).",
+    ]
+
+
+def test_try_kernel_names_an_unknown_puzzle():
+    with pytest.raises(ValueError, match="no Triton puzzle named 'stub_copy'; the puzzles are"):
+        ex.try_kernel(stub_copy)
+
+
+def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    fig = ex.try_kernel(answers.find("gather_kernel"))
+    out = capsys.readouterr().out
+    assert "여러분의 값" in out and "참조 값과 같습니다" in out
+    pool = fig.axes[1].get_title(loc="left")  # after the block table's panel
+    assert pool.startswith("cache: 프로그램별 읽은 원소") and "물리 블록마다" in pool

@@ -5,7 +5,8 @@ checker here (`check_first_fit(first_fit)`), whose ground truth is the library i
 that still raises NotImplementedError gets a friendly "not yet", so a notebook runs top to bottom
 before anything is solved; a wrong answer gets the case it failed on and, when it matches a
 typical mistake, a hint that names the mistake without giving the answer away. After an
-attempt, `solution("first_fit")` prints a model answer (they live in `answers/`).
+attempt, `solution("first_fit")` prints a model answer (they live in `answers/`). Before a Triton
+puzzle's verdict, `try_kernel(my_kernel)` runs it once and draws what each program touched.
 
 By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
@@ -18,6 +19,7 @@ from .answers import solution
 from .attention import *  # noqa: F403
 from .basics import *  # noqa: F403
 from .decode import *  # noqa: F403
+from .kernel_try import try_kernel
 from .kernels import *  # noqa: F403
 from .memory import *  # noqa: F403
 from .prefix import *  # noqa: F403
@@ -25,6 +27,7 @@ from .serving import *  # noqa: F403
 
 __all__ = [
     "solution",
+    "try_kernel",
     *attention.__all__,
     *basics.__all__,
     *decode.__all__,

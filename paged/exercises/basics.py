@@ -66,6 +66,7 @@ def _stamp_case(params, seed):
         outputs=[("out", flat, ok)],
         got=lambda: flat[:n].cpu(),
         want=(torch.arange(n) // block).float(),
+        views=[("out", "store", 0, 1, n, n, 1)],
         data={"programs": programs, "block": block, "n": n},
     )
 
@@ -145,6 +146,7 @@ def _copy_case(params, seed):
     x = x_flat[guard : guard + n]
     out = torch.full((n + guard,), SENTINEL, device=device())
     idx = np.arange(n + 2 * guard) - guard  # x_flat element -> index into x
+    lanes = -(-n // block) * block
     watch.add("x", x_flat, load=(idx >= 0) & (idx < n), where=lambda i: f"x[{i - guard}]")
     ok = np.arange(n + guard) < n
     watch.add("out", out, load=False, store=_own_block(n + guard, n, block))
@@ -155,6 +157,10 @@ def _copy_case(params, seed):
         outputs=[("out", out, ok)],
         got=lambda: out[:n].cpu(),
         want=values,
+        views=[  # up to the last program's last lane: a lane past n shows
+            ("x", "load", guard, 1, lanes, lanes, 1),
+            ("out", "store", 0, 1, lanes, lanes, 1),
+        ],
         data={"n": n, "block": block, "guard": guard, "out": out, "ok": ok},
     )
 
@@ -254,6 +260,7 @@ def _copy_2d_case(params, seed):
         outputs=[("out", out, may_out)],
         got=lambda: out.cpu().view(-1, so)[:M, :N],
         want=values,
+        views=[("x", "load", 0, M, N, sx, 1), ("out", "store", 0, M, N, so, 1)],
         data={"params": params, "out": out, "x_flat": x_flat, "may_out": may_out},
     )
 

@@ -68,6 +68,7 @@ def _softmax_case(params, seed):
         outputs=[("out", out, idx < M * N)],
         got=lambda: out[: M * N].cpu().view(M, N),
         want=torch.softmax(x.double(), 1),
+        views=[("x", "load", 0, M, N, sx, 1), ("out", "store", 0, M, N, N, 1)],
         regions={NEGATIVE: _row0(M, N)},
         data={"x": x, "x_flat": x_flat, "sx": sx, "block": block, "scale": scale},
     )
@@ -206,6 +207,11 @@ def _dot_case(params, seed):
         outputs=[("out", out, may_out)],
         got=lambda: out.cpu()[: M * so].view(M, so)[:, :N],
         want=a @ b,
+        views=[
+            ("a", "load", 0, M, K, sa, 1),
+            ("b", "load", 0, K, N, sb, 1),
+            ("out", "store", 0, M, N, so, 1),
+        ],
         data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K},
     )
 

@@ -207,6 +207,16 @@ def calls_dot(kernel) -> bool | None:
     )
 
 
+POOL_ROWS = msg("a row per physical block, a cell per slot", "물리 블록마다 한 행, 슬롯마다 한 칸")
+
+
+def pool_view(name, cache):
+    """The view of a paged cache: a row per physical block, a cell per slot (all its heads)."""
+    num_blocks, bs, kvh, D = cache.shape
+    start = cache.storage_offset()
+    return (name, "load", start, num_blocks, bs, bs * kvh * D, kvh * D, POOL_ROWS)
+
+
 def output(shape, device, guard: int):
     """(flat, view): an output of `shape` filled with SENTINEL, followed by `guard` more."""
     n = int(np.prod(shape))

@@ -128,7 +128,10 @@ class Case:
 
     `outputs` are (name, flat, allowed) for the buffers the kernel writes (allowed: a bool array
     over flat's elements); every other buffer of `watch` is an input, read only; `required`
-    names inputs whose elements each program must load (pid -> bool array; interpreter). `got()` reads
+    names inputs whose elements each program must load (pid -> bool array; interpreter);
+    `views` are (buffer, kind, start, rows, cols, row_stride, per_cell[, note]): the cells
+    `try_kernel` draws, cell (r, c) being elements start + r * row_stride + c * per_cell and the
+    per_cell - 1 after it; `note` says what the rows are. `got()` reads
     the compared output after the launch; `regions` name parts of it (a bool tensor of got's
     shape each) for the "wrong only there" symptom; `data` is whatever the spec's predicates need.
     """
@@ -143,6 +146,7 @@ class Case:
     regions: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
     required: dict = dataclasses.field(default_factory=dict)  # buffer -> (pid -> must load)
+    views: list = dataclasses.field(default_factory=list)  # what try_kernel draws
 
 
 @dataclasses.dataclass

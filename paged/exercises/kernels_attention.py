@@ -16,7 +16,15 @@ import torch
 
 from ..text import msg
 from .guard import forbidden
-from .kernel_cases import HINTS, PAST, extreme_scores, output, paged_watch, rising_scores
+from .kernel_cases import (
+    HINTS,
+    PAST,
+    extreme_scores,
+    output,
+    paged_watch,
+    pool_view,
+    rising_scores,
+)
 from .kernel_runner import Case, KernelSpec, check_kernel
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
 from .triton_checks import UNMASKED_LOAD, device, same, whole
@@ -131,6 +139,11 @@ def _softmax_case(params, seed, known_max=False):
         want=paged_attention_ref(*args).cpu().double(),
         data=data,
         required=required if known_max else {},
+        views=[
+            pool_view("k_cache", args[1]),
+            *([("m", "load", 0, len(lens), num_q, num_q, 1)] if known_max else []),
+            ("out", "store", 0, len(lens), num_q, out.shape[2] * num_q, out.shape[2]),
+        ],
     )
 
 
@@ -356,6 +369,10 @@ def _gqa_case(params, seed):
         got=lambda: out.cpu().double(),
         want=want,
         label="scores",
+        views=[
+            pool_view("k_cache", k_cache),
+            ("scores", "store", 0, len(lens) * num_q, tile, tile, 1),
+        ],
         data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
     )
 
