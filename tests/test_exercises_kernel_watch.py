@@ -346,7 +346,7 @@ def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = ex.try_kernel(answers.find("copy_kernel"))
+    fig = ex.try_kernel(answers.find("copy_kernel"), show=False)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "copy_kernel on n 10, BLOCK 4:" and "the same as the reference" in out[3]
     assert out[1].split(":")[1] == out[2].split(":")[1]  # yours, then the reference
@@ -362,10 +362,10 @@ def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys)
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = ex.try_kernel(copy_by_program_0, "copy_kernel")
+    fig = ex.try_kernel(copy_by_program_0, "copy_kernel", show=False)
     assert "the same as the reference" in capsys.readouterr().out  # right values...
     assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
-    fig = ex.try_kernel(copy_no_mask_anywhere, "copy_kernel")
+    fig = ex.try_kernel(copy_no_mask_anywhere, "copy_kernel", show=False)
     capsys.readouterr()
     from matplotlib.colors import to_rgba
 
@@ -379,7 +379,7 @@ def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys):
     import matplotlib
 
     matplotlib.use("Agg")
-    assert ex.try_kernel(copy_kernel, draw=False) is None
+    assert ex.try_kernel(copy_kernel) is None  # shown, not returned
     assert capsys.readouterr().out.startswith("copy_kernel on n 10, BLOCK 4:")
 
 
@@ -409,7 +409,7 @@ def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
 
     matplotlib.use("Agg")
     monkeypatch.setenv("PAGED_LANG", "ko")
-    fig = ex.try_kernel(answers.find("gather_kernel"))
+    fig = ex.try_kernel(answers.find("gather_kernel"), show=False)
     out = capsys.readouterr().out
     assert "여러분의 값" in out and "참조 값과 같습니다" in out
     pool = fig.axes[1].get_title(loc="left")  # after the block table's panel

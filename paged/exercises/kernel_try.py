@@ -63,10 +63,11 @@ def _specs() -> dict:
     }
 
 
-def try_kernel(kernel, puzzle: str | None = None, draw: bool = True):
+def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
     """Run `kernel` on its puzzle's first teaching case: print its output beside the answer
     and (under the interpreter) draw what each program loaded and stored. `puzzle` defaults
-    to the kernel's own name ("copy_kernel"). Returns the figure, or None."""
+    to the kernel's own name ("copy_kernel"). The figure is shown, or with show=False
+    returned (None when there is none)."""
     specs = _specs()
     if not is_kernel(kernel):
         print(NOT_A_KERNEL.format(name=puzzle or "try_kernel", got=type(kernel).__name__))
@@ -91,11 +92,17 @@ def try_kernel(kernel, puzzle: str | None = None, draw: bool = True):
     if not interpreted():
         print(NO_FIGURE)
         return None
-    if not draw or not case.views:
+    if not case.views:
         return None
     from ..viz.kernel_reads import draw_program_accesses
 
-    return draw_program_accesses(_panels(case), title=TITLE.format(name=name, where=case.where))
+    fig = draw_program_accesses(_panels(case), title=TITLE.format(name=name, where=case.where))
+    if not show:
+        return fig
+    import matplotlib.pyplot as plt
+
+    plt.show()
+    return None
 
 
 def _values(t: torch.Tensor) -> str:
