@@ -20,6 +20,7 @@ if backend() == "interpreter":
 
     from paged import exercises as ex
     from paged.exercises import answers
+    from paged.viz.kernel_reads import try_kernel
 
     @triton.jit
     def dot_by_sums(
@@ -346,7 +347,7 @@ def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = ex.try_kernel(answers.find("copy_kernel"), show=False)
+    fig = try_kernel(answers.find("copy_kernel"), show=False)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "copy_kernel on n 10, BLOCK 4:" and "the same as the reference" in out[3]
     assert out[1].split(":")[1] == out[2].split(":")[1]  # yours, then the reference
@@ -362,10 +363,10 @@ def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys)
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = ex.try_kernel(copy_by_program_0, "copy_kernel", show=False)
+    fig = try_kernel(copy_by_program_0, "copy_kernel", show=False)
     assert "the same as the reference" in capsys.readouterr().out  # right values...
     assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
-    fig = ex.try_kernel(copy_no_mask_anywhere, "copy_kernel", show=False)
+    fig = try_kernel(copy_no_mask_anywhere, "copy_kernel", show=False)
     capsys.readouterr()
     from matplotlib.colors import to_rgba
 
@@ -379,7 +380,7 @@ def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys):
     import matplotlib
 
     matplotlib.use("Agg")
-    assert ex.try_kernel(copy_kernel) is None  # shown, not returned
+    assert try_kernel(copy_kernel) is None  # shown, not returned
     assert capsys.readouterr().out.startswith("copy_kernel on n 10, BLOCK 4:")
 
 
@@ -388,9 +389,9 @@ def test_try_kernel_on_a_stub_says_not_yet(capsys):
     def raising(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         raise NotImplementedError
 
-    assert ex.try_kernel(stub_copy, "copy_kernel") is None
-    assert ex.try_kernel(raising, "copy_kernel") is None
-    assert ex.try_kernel(None, "copy_kernel") is None
+    assert try_kernel(stub_copy, "copy_kernel") is None
+    assert try_kernel(raising, "copy_kernel") is None
+    assert try_kernel(None, "copy_kernel") is None
     assert capsys.readouterr().out.splitlines() == [
         "copy_kernel: not yet: your kernel wrote nothing. Write its body and run again.",
         "copy_kernel: not yet: your kernel still raises NotImplementedError. Write its body and "
@@ -401,7 +402,7 @@ def test_try_kernel_on_a_stub_says_not_yet(capsys):
 
 def test_try_kernel_names_an_unknown_puzzle():
     with pytest.raises(ValueError, match="no Triton puzzle named 'stub_copy'; the puzzles are"):
-        ex.try_kernel(stub_copy)
+        try_kernel(stub_copy)
 
 
 def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
@@ -409,7 +410,7 @@ def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
 
     matplotlib.use("Agg")
     monkeypatch.setenv("PAGED_LANG", "ko")
-    fig = ex.try_kernel(answers.find("gather_kernel"), show=False)
+    fig = try_kernel(answers.find("gather_kernel"), show=False)
     out = capsys.readouterr().out
     assert "여러분의 값" in out and "참조 값과 같습니다" in out
     pool = fig.axes[1].get_title(loc="left")  # after the block table's panel

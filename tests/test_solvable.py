@@ -43,8 +43,7 @@ def exercise_cells(nb) -> list[tuple[int, str]]:
 
 
 def _checker_calls_per_cell(nb) -> list[int]:
-    """Per cell: calls of the names imported from paged.exercises (except `solution` and
-    `try_kernel`, which give no verdict)."""
+    """Per cell: calls of the names imported from paged.exercises (except `solution`)."""
     trees = []
     for cell in nb.cells:
         source = cell.source if cell.cell_type == "code" else ""
@@ -58,7 +57,7 @@ def _checker_calls_per_cell(nb) -> list[int]:
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module == "paged.exercises"
         for alias in node.names
-    } - {"solution", "try_kernel"}
+    } - {"solution"}
     return [
         sum(
             isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
@@ -69,8 +68,7 @@ def _checker_calls_per_cell(nb) -> list[int]:
 
 
 def checker_calls(nb) -> int:
-    """Calls, in code cells, of the names imported from paged.exercises (except `solution` and
-    `try_kernel`)."""
+    """Calls, in code cells, of the names imported from paged.exercises (except `solution`)."""
     return sum(_checker_calls_per_cell(nb))
 
 

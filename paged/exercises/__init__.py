@@ -6,7 +6,8 @@ that still raises NotImplementedError gets a friendly "not yet", so a notebook r
 before anything is solved; a wrong answer gets the case it failed on and, when it matches a
 typical mistake, a hint that names the mistake without giving the answer away. After an
 attempt, `solution("first_fit")` prints a model answer (they live in `answers/`). Before a Triton
-puzzle's verdict, `try_kernel(my_kernel)` runs it once and draws what each program touched.
+puzzle's verdict, `paged.viz.kernel_reads.try_kernel(my_kernel)` runs it once and draws what each
+program touched (`kernel_try` records it).
 
 By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
@@ -19,7 +20,6 @@ from .answers import solution
 from .attention import *  # noqa: F403
 from .basics import *  # noqa: F403
 from .decode import *  # noqa: F403
-from .kernel_try import try_kernel
 from .kernels import *  # noqa: F403
 from .memory import *  # noqa: F403
 from .prefix import *  # noqa: F403
@@ -27,7 +27,6 @@ from .serving import *  # noqa: F403
 
 __all__ = [
     "solution",
-    "try_kernel",
     *attention.__all__,
     *basics.__all__,
     *decode.__all__,

@@ -1,15 +1,17 @@
-"""`try_kernel`: run a Triton puzzle's kernel once, before asking for a verdict, and look.
+"""A Triton puzzle's kernel run once, before asking for a verdict: what it stored and touched.
 
-Like Triton-Puzzles' drawings: the learner's kernel runs on the puzzle's first teaching case
-(the one `check_...` runs first); its output is printed beside the library's answer, and under
-the interpreter a figure shows, program by program, which elements of each tensor the kernel
-loaded and stored (`paged.viz.kernel_reads.draw_program_accesses`), from what the watch recorded
-during that launch (`triton_checks.Watch(record=True)`), not from what a program may touch. A
-stub that writes nothing, or still raises NotImplementedError, gets a friendly "not yet". The
-puzzle is found by the kernel's name (the chapters' stubs are named as their puzzles), or named.
+Like Triton-Puzzles' drawings: `trial(kernel)` runs the learner's kernel on the puzzle's first
+teaching case (the one `check_...` runs first), prints its output beside the library's answer,
+and returns, under the interpreter, the trace of the launch: program by program, which elements
+of each tensor the kernel loaded and stored, from what the watch recorded (`Watch(record=True)`),
+not from what a program may touch. `paged.viz.kernel_reads.try_kernel` draws it. A stub that
+writes nothing, or still raises NotImplementedError, gets a friendly "not yet". The puzzle is
+found by the kernel's name (the chapters' stubs are named as their puzzles), or named.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import torch
@@ -19,7 +21,7 @@ from .guard import forbidden
 from .kernel_launch import launch
 from .triton_checks import NOT_A_KERNEL, SENTINEL, WROTE_NOTHING, interpreted, is_kernel, same
 
-__all__ = ["try_kernel"]
+__all__: list[str] = []  # paged.viz.kernel_reads.try_kernel draws what trial() returns
 
 RAN = msg("{name} on {where}:", "{where}에서 실행한 {name}:")
 YOURS = msg("  yours     : {values}", "  여러분의 값: {values}")
@@ -36,10 +38,6 @@ DIFFERENT = msg(
     "  아직 참조 값과 다릅니다. check_{name}(...)이 어디서 왜 다른지 알려 줍니다.",
 )
 MORE = msg("… ({n} values in all)", "… (모두 {n}개)")
-TITLE = msg(
-    "{name} on {where}: what each program touched",
-    "{where}에서 실행한 {name}: 프로그램마다 건드린 곳",
-)
 NO_FIGURE = msg(
     "  (the figure of what each program touched needs Triton's CPU interpreter, "
     "TRITON_INTERPRET=1: a GPU launch cannot be watched lane by lane)",
@@ -63,11 +61,20 @@ def _specs() -> dict:
     }
 
 
-def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
-    """Run `kernel` on its puzzle's first teaching case: print its output beside the answer
-    and (under the interpreter) draw what each program loaded and stored. `puzzle` defaults
-    to the kernel's own name ("copy_kernel"). The figure is shown, or with show=False
-    returned (None when there is none)."""
+@dataclasses.dataclass(frozen=True)
+class Trial:
+    """One launch of a learner's kernel: the puzzle, its case, and per view of the case (name,
+    kind, owners, stray, names, outside[, note]) as `draw_program_accesses` takes them."""
+
+    name: str
+    where: str
+    panels: list
+
+
+def trial(kernel, puzzle: str | None = None) -> Trial | None:
+    """Run `kernel` on its puzzle's first teaching case and print its output beside the answer;
+    return what each program touched (None: not yet, did not run, or not under the
+    interpreter). `puzzle` defaults to the kernel's own name ("copy_kernel")."""
     specs = _specs()
     if not is_kernel(kernel):
         print(NOT_A_KERNEL.format(name=puzzle or "try_kernel", got=type(kernel).__name__))
@@ -92,17 +99,7 @@ def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
     if not interpreted():
         print(NO_FIGURE)
         return None
-    if not case.views:
-        return None
-    from ..viz.kernel_reads import draw_program_accesses
-
-    fig = draw_program_accesses(_panels(case), title=TITLE.format(name=name, where=case.where))
-    if not show:
-        return fig
-    import matplotlib.pyplot as plt
-
-    plt.show()
-    return None
+    return Trial(name, case.where, _panels(case))
 
 
 def _values(t: torch.Tensor) -> str:

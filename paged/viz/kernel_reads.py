@@ -1,6 +1,6 @@
 """What a kernel touched: the blocks of the pool it read (`draw_kernel_reads`, the course's
 kernel) and, program by program, the elements a learner's kernel loaded and stored
-(`draw_program_accesses`, for `paged.exercises.try_kernel`)."""
+(`draw_program_accesses`; `try_kernel` runs a Triton puzzle's kernel once and draws it)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
     return ax
 
 
-# ---- a learner's kernel, program by program (paged.exercises.try_kernel) ----------------------
+# ---- a learner's kernel, program by program (try_kernel, below) ---------------------------------
 KINDS = {
     "load": msg("loaded", "읽은 원소"),
     "store": msg("stored", "쓴 원소"),
@@ -190,3 +190,28 @@ def draw_program_accesses(panels, title=None, cell=0.42):
     if title:
         fig.suptitle(title, fontsize=11, x=0.02, ha="left")
     return fig
+
+
+TITLE = msg(
+    "{name} on {where}: what each program touched",
+    "{where}에서 실행한 {name}: 프로그램마다 건드린 곳",
+)
+
+
+def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
+    """Run a Triton puzzle's kernel once on its first teaching case, before asking for a
+    verdict: print its output beside the answer and (under the interpreter) draw what each of
+    its programs loaded and stored (`paged.exercises.kernel_try`). `puzzle` defaults to the
+    kernel's name ("copy_kernel"). The figure is shown, or with show=False returned."""
+    from ..exercises.kernel_try import trial
+
+    ran = trial(kernel, puzzle)
+    if ran is None or not ran.panels:
+        return None
+    fig = draw_program_accesses(ran.panels, title=TITLE.format(name=ran.name, where=ran.where))
+    if not show:
+        return fig
+    import matplotlib.pyplot as plt
+
+    plt.show()
+    return None
