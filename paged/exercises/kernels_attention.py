@@ -2,11 +2,12 @@
 maximum, the online softmax, GQA scores.
 
 Exported by `kernels.py` (its docstring says how they are checked). The known-max loop gets each
-head's largest score in a buffer `m` (guarded by NaN); its cases are the online softmax's. The
-online softmax's cases
-hold several tiles per sequence, GQA, scores in the hundreds, and heads whose scores are exact
-and near +1000 or -1000 (`kernel_cases.extreme_scores`): past float64's exp range, so only the
-running max keeps them finite, and all negative, so a running max that starts at 0 shows.
+head's largest score in a buffer `m` (guarded by NaN), which each program must load (under the
+interpreter); its cases are the online softmax's. Those hold several tiles per sequence, GQA,
+scores in the hundreds, heads whose scores are exact and near +1000 or -1000
+(`kernel_cases.extreme_scores`): past float64's exp range, so only the running max keeps them
+finite, and all negative, so a running max that starts at 0 shows; and scores that climb by 25
+per token (`kernel_cases.rising_scores`), so that a maximum taken from the first tile overflows.
 """
 
 from __future__ import annotations
