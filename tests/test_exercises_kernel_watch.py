@@ -64,6 +64,40 @@ if backend() == "interpreter":
         )
 
     @triton.jit
+    def gqa_scores_by_sums(
+        q_ptr,
+        k_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        scores_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        BLOCK_G: tl.constexpr,
+    ):
+        """Puzzle 4's scores by a broadcast sum; the tl.dot the puzzle asks for runs, unused."""
+        seq, kv_head = tl.program_id(0), tl.program_id(1)
+        g = tl.arange(0, BLOCK_G)
+        heads = kv_head * GROUP + g
+        d = tl.arange(0, HEAD_DIM)
+        q_rows = (seq * KV_HEADS * GROUP + heads) * HEAD_DIM
+        q = tl.load(q_ptr + q_rows[:, None] + d[None, :], mask=(g < GROUP)[:, None], other=0.0)
+        n = tl.load(seq_lens_ptr + seq)
+        pos = tl.arange(0, TILE)
+        mask = pos < n
+        block = tl.load(block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0)
+        rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+        k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+        unused = tl.dot(q, tl.trans(k), input_precision="ieee")  # noqa: F841
+        s = tl.where(mask[None, :], tl.sum(q[:, None, :] * k[None, :, :], 2) * scale, float("-inf"))
+        out_rows = (seq * KV_HEADS * GROUP + heads) * TILE
+        tl.store(scores_ptr + out_rows[:, None] + pos[None, :], s, mask=(g < GROUP)[:, None])
+
+    @triton.jit
     def stamp_by_program_0(out_ptr, BLOCK: tl.constexpr):
         """Program 0 stamps every program's block; the others do nothing."""
         if tl.program_id(0) == 0:
@@ -245,6 +279,10 @@ def test_a_tl_dot_computed_and_thrown_away_is_rejected(capsys):
         "its result never reaches the output",
     )
     assert "M 4, N 8, K 5" in out  # the first teaching case
+
+
+def test_gqa_scores_with_a_tl_dot_thrown_away_is_rejected(capsys):
+    _rejected(ex.check_gqa_scores_kernel, gqa_scores_by_sums, capsys, "never reaches the output")
 
 
 # ---- each program stores its own share ------------------------------------------------------
