@@ -5,7 +5,9 @@ checker here (`check_first_fit(first_fit)`), whose ground truth is the library i
 that still raises NotImplementedError gets a friendly "not yet", so a notebook runs top to bottom
 before anything is solved; a wrong answer gets the case it failed on and, when it matches a
 typical mistake, a hint that names the mistake without giving the answer away. After an
-attempt, `solution("first_fit")` prints a model answer (they live in `answers/`).
+attempt, `solution("first_fit")` prints a model answer (they live in `answers/`). Before a Triton
+puzzle's verdict, `paged.viz.kernel_reads.try_kernel(my_kernel)` runs it once and draws what each
+program touched (`kernel_try` records it).
 
 By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged

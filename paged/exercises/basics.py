@@ -4,8 +4,9 @@ Each puzzle is data for `kernel_runner.check_kernel`, which launches the learner
 kernel on tiny fixed and random cases (under the interpreter here, on the GPU where there is
 one) and compares with PyTorch. Outputs start as SENTINEL, inputs sit in guarded buffers whose
 padding is NaN, and under the interpreter every loaded and stored address is checked
-(`triton_checks.Watch`), so a kernel that masks its store but not its load is told so. The two
-computing puzzles (a row softmax and tl.dot) are in `basics_compute.py`.
+(`triton_checks.Watch`), so a kernel that masks its store but not its load is told so; there
+each program may store only its own share (its block, its tile), so a grid whose program 0 does
+everyone's work is told so too. The two computing puzzles (a row softmax and tl.dot) are in `basics_compute.py`.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _stamp_case(params, seed):
     n, watch = programs * block, Watch()
     flat = torch.full((n + block,), SENTINEL, device=device())
     ok = np.arange(n + block) < n
-    watch.add("out", flat, load=False, store=ok)
+    watch.add("out", flat, load=False, store=_own_block(n + block, n, block))
     return Case(
         where=f"{programs} programs, BLOCK {block}",
         watch=watch,
@@ -65,8 +66,19 @@ def _stamp_case(params, seed):
         outputs=[("out", flat, ok)],
         got=lambda: flat[:n].cpu(),
         want=(torch.arange(n) // block).float(),
+        views=[("out", "store", 0, 1, n, n, 1)],
         data={"programs": programs, "block": block, "n": n},
     )
+
+
+def _own_block(numel, n, block):
+    """pid -> the elements program pid may store: its BLOCK elements below n (interpreter)."""
+    idx = np.arange(numel)
+    return lambda pid: (idx // block == pid[0]) & (idx < n)
+
+
+def _same_block(f) -> bool:
+    return f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all())
 
 
 STAMP_SPEC = KernelSpec(
@@ -76,11 +88,12 @@ STAMP_SPEC = KernelSpec(
     draw=lambda rng: (rng.choice((1, 2, 3, 7)), rng.choice(BLOCKS)),
     summary="grids of 1-7 programs, BLOCK 1-16",
     store_hints=((lambda f: True, STAMP["past"]),),
+    share_hints=(
+        (_same_block, STAMP["same_block"]),
+        (lambda f: bool((f.got == SENTINEL).any()), STAMP["cover"]),
+    ),
     value_hints=(
-        (
-            lambda f: f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all()),
-            STAMP["same_block"],
-        ),
+        (_same_block, STAMP["same_block"]),
         (
             lambda f: same(f.got, torch.arange(f.n)) or same(f.got, torch.arange(f.n) % f.block),
             STAMP["offsets"],
@@ -133,9 +146,10 @@ def _copy_case(params, seed):
     x = x_flat[guard : guard + n]
     out = torch.full((n + guard,), SENTINEL, device=device())
     idx = np.arange(n + 2 * guard) - guard  # x_flat element -> index into x
+    lanes = -(-n // block) * block
     watch.add("x", x_flat, load=(idx >= 0) & (idx < n), where=lambda i: f"x[{i - guard}]")
     ok = np.arange(n + guard) < n
-    watch.add("out", out, load=False, store=ok)
+    watch.add("out", out, load=False, store=_own_block(n + guard, n, block))
     return Case(
         where=f"n {n}, BLOCK {block}",
         watch=watch,
@@ -143,6 +157,10 @@ def _copy_case(params, seed):
         outputs=[("out", out, ok)],
         got=lambda: out[:n].cpu(),
         want=values,
+        views=[  # up to the last program's last lane: a lane past n shows
+            ("x", "load", guard, 1, lanes, lanes, 1),
+            ("out", "store", 0, 1, lanes, lanes, 1),
+        ],
         data={"n": n, "block": block, "guard": guard, "out": out, "ok": ok},
     )
 
@@ -150,6 +168,10 @@ def _copy_case(params, seed):
 def _one_past_store(f) -> bool:
     stray = {e for _, e, _ in f.watch.stray["store"]} | set(strays_in(f.out, f.ok, SENTINEL))
     return stray == {f.n} and f.watch.count["store"] <= 1
+
+
+def _copied_start(f) -> bool:
+    return f.n > f.block and bool((f.got[f.block :] == SENTINEL).all())
 
 
 def _one_past_load(f) -> bool:
@@ -164,9 +186,8 @@ COPY_SPEC = KernelSpec(
     draw=lambda rng: _copy_draw(rng),
     summary="n 1-40, BLOCK 1-16, n not a multiple of BLOCK",
     store_hints=((_one_past_store, COPY["off_by_one"]), (lambda f: True, COPY["store"])),
-    value_hints=(
-        (lambda f: f.n > f.block and bool((f.got[f.block :] == SENTINEL).all()), COPY["start"]),
-    ),
+    share_hints=((_copied_start, COPY["start"]),),
+    value_hints=((_copied_start, COPY["start"]),),
     load_hints=((_one_past_load, COPY["off_by_one"]),),
 )
 
@@ -225,7 +246,12 @@ def _copy_2d_case(params, seed):
     may_x, may_out = grid_mask(x_flat.numel(), sx, M, N), grid_mask(out.numel(), so, M, N)
     watch = Watch()
     watch.add("x", x_flat, load=may_x, where=_cell("x", sx, M, N))
-    watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
+    r, c = np.divmod(np.arange(out.numel()), so)
+
+    def own_tile(pid):  # program (i, j) stores tile (i, j) of out only (interpreter)
+        return may_out & (r // bm == pid[0]) & (c // bn == pid[1])
+
+    watch.add("out", out, load=False, store=own_tile, where=_cell("out", so, M, N))
     grid = (-(-M // bm), -(-N // bn))
     return Case(
         where=f"M {M}, N {N}, stride_x {sx}, stride_out {so}, BM {bm}, BN {bn}",
@@ -234,6 +260,7 @@ def _copy_2d_case(params, seed):
         outputs=[("out", out, may_out)],
         got=lambda: out.cpu().view(-1, so)[:M, :N],
         want=values,
+        views=[("x", "load", 0, M, N, sx, 1), ("out", "store", 0, M, N, so, 1)],
         data={"params": params, "out": out, "x_flat": x_flat, "may_out": may_out},
     )
 
@@ -242,6 +269,14 @@ def _copy_2d_draw(rng):
     bm, bn = rng.choice((2, 4, 8)), rng.choice((2, 4, 8, 16))
     M, N = rng.choice((1, bm, bm + 1, 2 * bm + 1)), rng.choice((1, bn - 1 or 1, bn + 1, 2 * bn))
     return M, N, N + rng.randint(1, 4), N + rng.randint(0, 3), bm, bn
+
+
+def _swapped(f) -> bool:
+    """The first stray store: program (i, j) wrote into tile (j, i)."""
+    M, N, sx, so, bm, bn = f.params
+    _, elem, pid = f.watch.stray["store"][0]
+    r, c = divmod(elem, so)
+    return (r // bm, c // bn) == (pid[1], pid[0])
 
 
 def _2d(key):
@@ -256,6 +291,7 @@ COPY_2D_SPEC = KernelSpec(
     draw=_copy_2d_draw,
     summary="ragged edges, strided rows",
     store_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
+    share_hints=((_swapped, COPY_2D["axes"]), *((_2d(k), COPY_2D[k]) for k in COPY_2D)),
     value_hints=tuple((_2d(k), COPY_2D[k]) for k in COPY_2D),
 )
 

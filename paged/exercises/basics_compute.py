@@ -68,6 +68,7 @@ def _softmax_case(params, seed):
         outputs=[("out", out, idx < M * N)],
         got=lambda: out[: M * N].cpu().view(M, N),
         want=torch.softmax(x.double(), 1),
+        views=[("x", "load", 0, M, N, sx, 1), ("out", "store", 0, M, N, N, 1)],
         regions={NEGATIVE: _row0(M, N)},
         data={"x": x, "x_flat": x_flat, "sx": sx, "block": block, "scale": scale},
     )
@@ -98,6 +99,13 @@ def _unmasked(f):
     return torch.softmax(rows, 1)[:, :N]
 
 
+def _past_n(f) -> bool:
+    """The first stray store is a lane past N of its program's row (in the next row)."""
+    _, elem, pid = f.watch.stray["store"][0]
+    N = f.x.shape[1]
+    return N <= elem - pid[0] * N < f.block
+
+
 def _no_sum(f):
     xd = f.x.double()
     return torch.exp(xd - xd.max(1, keepdim=True).values)
@@ -120,6 +128,7 @@ ROW_SOFTMAX_SPEC = KernelSpec(
     tol=1e-5,
     summary="BLOCK_N 1-32, N 1-16, all-negative rows, values in the hundreds and thousands",
     store_hints=((lambda f: True, ROW_SOFTMAX["store"]),),
+    share_hints=((_past_n, ROW_SOFTMAX["store"]),),
     value_hints=(
         (lambda f: not torch.isfinite(f.got).all() and f.scale > 10, ROW_SOFTMAX["overflow"]),
         (lambda f: same(f.got, _padded(f), 1e-5), ROW_SOFTMAX["pad_zero"]),
@@ -198,6 +207,11 @@ def _dot_case(params, seed):
         outputs=[("out", out, may_out)],
         got=lambda: out.cpu()[: M * so].view(M, so)[:, :N],
         want=a @ b,
+        views=[
+            ("a", "load", 0, M, K, sa, 1),
+            ("b", "load", 0, K, N, sb, 1),
+            ("out", "store", 0, M, N, so, 1),
+        ],
         data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K},
     )
 
@@ -234,6 +248,7 @@ DOT_SPEC = KernelSpec(
         rng.random() < 0.5,
     ),
     summary="M, N, K from 1 to 48, padded to 16, sums past 2048",
+    needs_dot=True,
     store_hints=((lambda f: True, DOT["store"]),),
     value_hints=(
         (lambda f: same(f.got, f.want, 2e-3) and f.want.abs().max() > 128, DOT["rounded"]),

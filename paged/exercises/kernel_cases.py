@@ -4,7 +4,8 @@
 elements a correct kernel may load: the sequences' tokens in K and V, the used entries of the
 block table, q, seq_lens. `ADDRESS_RULES` are the typical wrong addresses of a token's K row;
 `read_by_rule` evaluates one on a case, so that a checker can recognise the mistake a learner
-made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000.
+made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000, and
+`rising_scores` makes them climb by hundreds along a sequence (the maximum moves late).
 """
 
 from __future__ import annotations
@@ -177,6 +178,19 @@ def extreme_scores(q, k_cache, offset) -> None:
     q[..., 0] = torch.as_tensor(offset, dtype=q.dtype, device=q.device) * q.shape[-1] ** 0.5
 
 
+def rising_scores(q, k_cache, block_table, seq_lens, step) -> None:
+    """Make a case's scores exact and rising along each sequence, in place: token pos scores
+    step * pos + a small rest, so that the largest score lies in the last tile and a maximum
+    taken early is hundreds too small there (`extreme_scores` with offset 0, then k[pos, :, 0]
+    = pos)."""
+    extreme_scores(q, k_cache, 0.0)
+    block_size = k_cache.shape[1]
+    for row, n in zip(block_table.tolist(), seq_lens.tolist(), strict=True):
+        for pos in range(n):
+            k_cache[row[pos // block_size], pos % block_size, :, 0] = float(pos)
+    q[..., 0] = step * q.shape[-1] ** 0.5
+
+
 def calls_dot(kernel) -> bool | None:
     """Whether the kernel's source calls tl.dot (None when its source cannot be read)."""
     import ast
@@ -191,6 +205,16 @@ def calls_dot(kernel) -> bool | None:
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "dot"
         for n in ast.walk(tree)
     )
+
+
+POOL_ROWS = msg("a row per physical block, a cell per slot", "물리 블록마다 한 행, 슬롯마다 한 칸")
+
+
+def pool_view(name, cache):
+    """The view of a paged cache: a row per physical block, a cell per slot (all its heads)."""
+    num_blocks, bs, kvh, D = cache.shape
+    start = cache.storage_offset()
+    return (name, "load", start, num_blocks, bs, bs * kvh * D, kvh * D, POOL_ROWS)
 
 
 def output(shape, device, guard: int):

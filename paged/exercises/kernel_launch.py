@@ -4,7 +4,7 @@
 in one line (its type and the first 300 characters) with the hint of the first known phrase it
 contains (`ERROR_HINTS`: a tile size that is not a power of two or not a constexpr, shapes that
 do not broadcast, tl.dot's minimum sizes, a call of the library's own answer, an undefined name),
-or the advice to run it by hand.
+or the advice to run it by hand. A stub that still raises NotImplementedError is "not yet".
 """
 
 from __future__ import annotations
@@ -76,6 +76,11 @@ ERROR_HINTS = (
         ),
     ),
 )
+STILL_A_STUB = msg(
+    "{name}: not yet: your kernel still raises NotImplementedError. Write its body and run again.",
+    "{name}: 아직입니다. 커널이 아직 NotImplementedError를 일으킵니다. 본문을 채우고 다시 "
+    "실행하세요.",
+)
 RUN_BY_HAND = msg(
     "launch it once by hand on the same shapes to see the whole error and the line it points at.",
     "같은 모양으로 한 번 직접 실행해 전체 오류와 그 오류가 가리키는 줄을 확인하세요.",
@@ -90,6 +95,9 @@ def launch(name: str, watch, run, *args, **kwargs) -> bool:
             run(*args, **kwargs)
     except Exception as exc:  # the learner's kernel: any error is theirs to read
         text = " ".join(str(exc).split())
+        if isinstance(exc, NotImplementedError) or "NotImplementedError" in text:
+            print(STILL_A_STUB.format(name=name))  # the interpreter wraps it: by its name
+            return False
         print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {text[:300]}"))
         hint = next(
             (

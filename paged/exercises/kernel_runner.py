@@ -5,20 +5,28 @@ fixed teaching cases, then `num_random` drawn for this call from a fresh seed, p
 failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
 `triton_checks.Watch`: which elements a program may load and store), the launch, the compared
 output and the library's answer. For every puzzle and every case the runner checks, in order:
-not a kernel; the launch (an error is reported short, with a hint); the inputs untouched (every
-buffer the kernel may only read must come back bit for bit); wrote nothing (every output still
-SENTINEL: "not yet"); stores outside the allowed elements; the values (to the spec's tolerance,
-NaN where NaN); loads outside the valid range (under the interpreter); one `tl.dot` that runs,
-where the puzzle asks for it. A wrong answer gets the first spec hint whose predicate holds, and
-otherwise a symptom: what the output got wrong, never how to fix it.
+not a kernel; the launch (an error is reported short, with a hint); atomics on elements a
+program may not both read and write (under the interpreter); the inputs untouched (every buffer
+the kernel may only read must come back bit for bit); wrote nothing (every output still
+SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share
+(under the interpreter, where a spec gives each program its own); the values (to the spec's
+tolerance, NaN where NaN); loads outside the valid range (under the interpreter); a `tl.dot`
+that runs, where the puzzle asks for one; the inputs each program must read (`Case.required`,
+under the interpreter). Where a tl.dot is asked for, once every case passed, the first case runs
+again with every tl.dot result perturbed (under the interpreter): an output that does not move
+means the dot never reached it. A wrong answer gets the first spec hint whose predicate holds,
+and otherwise a symptom: what the output got wrong, never how to fix it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import random
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 from ..text import msg
@@ -26,6 +34,7 @@ from .core import HINT, fresh_seed
 from .guard import forbidden
 from .kernel_launch import launch
 from .triton_checks import (
+    ATOMIC,
     CORRECT,
     NOT_QUITE,
     SENTINEL,
@@ -61,10 +70,34 @@ STORE_PAST = msg(
 )
 RIGHT = msg("the values are right", "값은 맞습니다")
 NO_DOT = msg(
-    "the puzzle asks for this result from one tl.dot, and your kernel has no tl.dot call that "
+    "the puzzle asks for this result from tl.dot, and your kernel has no tl.dot call that "
     "runs: the values may be right, but the tensor cores would sit idle.",
-    "이 퍼즐은 이 결과를 tl.dot 한 번으로 구하라고 합니다. 그런데 커널에서 실행되는 tl.dot "
-    "호출이 없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다.",
+    "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 그런데 커널에서 실행되는 tl.dot 호출이 "
+    "없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다.",
+)
+DOT_UNCHANGED = msg(
+    "with every tl.dot result changed, your kernel stored the same values",
+    "모든 tl.dot 결과를 바꿔도 커널이 같은 값을 저장했습니다",
+)
+DOT_UNUSED = msg(
+    "the puzzle asks for this result from tl.dot: your tl.dot runs, but its result never reaches "
+    "the output.",
+    "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 커널의 tl.dot은 실행되지만, 그 결과가 "
+    "출력까지 가지 않습니다.",
+)
+UNREAD = msg(
+    "the values are right, but program {pid} never read {what}",
+    "값은 맞지만 프로그램 {pid}의 load 중 {what} 위치를 읽은 것이 하나도 없습니다",
+)
+UNREAD_HINT = msg(
+    "the puzzle hands each program this input to use, and your kernel got its numbers without it.",
+    "이 퍼즐은 각 프로그램이 쓰도록 이 입력을 건네는데, 커널은 이것 없이 값을 구했습니다.",
+)
+SHARE = msg(
+    "a program wrote elements of another program's share: the grid's programs did not each "
+    "write their own part of the output.",
+    "한 프로그램이 다른 프로그램 몫의 원소에 썼습니다. 그리드의 프로그램들이 출력에서 각자 "
+    "자기 몫만 쓰지 않았습니다.",
 )
 SYMPTOMS = {
     "nonfinite": msg(
@@ -94,7 +127,11 @@ class Case:
     """One launch of a puzzle: its buffers, how to run a kernel on them, what must come out.
 
     `outputs` are (name, flat, allowed) for the buffers the kernel writes (allowed: a bool array
-    over flat's elements); every other buffer of `watch` is an input, read only. `got()` reads
+    over flat's elements); every other buffer of `watch` is an input, read only; `required`
+    names inputs whose elements each program must load (pid -> bool array; interpreter);
+    `views` are (buffer, kind, start, rows, cols, row_stride, per_cell[, note]): the cells
+    `try_kernel` draws, cell (r, c) being elements start + r * row_stride + c * per_cell and the
+    per_cell - 1 after it; `note` says what the rows are. `got()` reads
     the compared output after the launch; `regions` name parts of it (a bool tensor of got's
     shape each) for the "wrong only there" symptom; `data` is whatever the spec's predicates need.
     """
@@ -108,6 +145,8 @@ class Case:
     label: str = "out"
     regions: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
+    required: dict = dataclasses.field(default_factory=dict)  # buffer -> (pid -> must load)
+    views: list = dataclasses.field(default_factory=list)  # what try_kernel draws
 
 
 @dataclasses.dataclass
@@ -139,7 +178,8 @@ class KernelSpec:
     tol: float = 0.0  # 0: exact
     needs_dot: bool = False
     describe: Callable | None = None  # describe(Failure) -> words for a wrong value
-    store_hints: tuple = ()
+    store_hints: tuple = ()  # a store outside every program's share
+    share_hints: tuple = ()  # a store into another program's share (then SHARE)
     value_hints: tuple = ()
     load_hints: tuple = ()
     forbid: tuple = ()  # (label, library function) pairs that raise while the kernel runs
@@ -162,6 +202,8 @@ def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
             if verdict and i >= len(spec.fixed):
                 print(RANDOM.format(name=name, seed=seed))
             return False
+    if spec.needs_dot and interpreted() and _dot_unused(spec, kernel, *plan[0]):
+        return False
     print(CORRECT.format(name=name, what=f"{len(plan)} cases: {spec.summary}"))
     return True
 
@@ -176,6 +218,8 @@ def _one_case(spec, kernel, case):
     with forbidden(spec.forbid):  # a forbidden call raises: "did not run", naming it
         if not launch(name, watch, case.run, kernel):
             return False
+    if watch.describe("atomic"):
+        return _wrong(name, case, watch.describe("atomic"), ATOMIC)
     for buf, old in zip(inputs, before, strict=True):
         if (changed := _changed(buf.flat, old)) is not None:
             what = INPUT_WRITTEN.format(what=buf.where(changed))
@@ -193,6 +237,9 @@ def _one_case(spec, kernel, case):
         return False
     got, want = case.got(), case.want
     fail = Failure(case, got, want, watch)
+    if watch.describe("store") and _into_a_share(case, watch.stray["store"][0]):
+        hint = _first(spec.share_hints, fail) or SHARE
+        return _wrong(name, case, watch.describe("store"), hint)
     stray = watch.describe("store") or next(
         (STORE_PAST for _, f, ok in case.outputs if strays_in(f, ok, SENTINEL).size), None
     )
@@ -212,6 +259,45 @@ def _one_case(spec, kernel, case):
         )
     if spec.needs_dot and _no_dot(kernel, watch):
         return _wrong(name, case, RIGHT, NO_DOT)
+    if (unread := _unread(case, watch)) is not None:
+        return _wrong(name, case, unread, UNREAD_HINT)
+    return None
+
+
+def _into_a_share(case, stray) -> bool:
+    """Whether a stray store landed on an output element that some other program may write."""
+    buf, elem, _ = stray
+    return buf is not None and any(buf.flat is f and bool(ok[elem]) for _, f, ok in case.outputs)
+
+
+def _dot_unused(spec, kernel, params, data_seed) -> bool:
+    """Run one case again with every tl.dot result perturbed; True (and the verdict printed)
+    when the output still equals the answer: the dots never reached it."""
+    case = spec.build(params, data_seed)
+    case.watch.perturb = np.random.default_rng(data_seed)
+    with contextlib.redirect_stdout(io.StringIO()), forbidden(spec.forbid):
+        ran = launch(spec.name, case.watch, case.run, kernel)
+    if not ran or not same(case.got(), case.want, spec.tol):
+        return False
+    return _wrong(spec.name, case, DOT_UNCHANGED, DOT_UNUSED)
+
+
+def _unread(case, watch) -> str | None:
+    """Words for the first program that did not load an element `case.required` asks it to
+    (under the interpreter, where the watch lists what each program loaded), or None."""
+    if not case.required or watch.accesses is None or watch.grid is None:
+        return None
+    loaded = {}
+    for kind, name, elems, pid in watch.accesses:
+        if kind != "store":
+            loaded.setdefault((name, pid), set()).update(elems.tolist())
+    buffers = {b.name: b for b in watch.buffers}
+    for name, need in case.required.items():
+        for pid in np.ndindex(*watch.grid):
+            missing = set(np.nonzero(need(pid))[0].tolist()) - loaded.get((name, pid), set())
+            if missing:
+                what = buffers[name].where(min(missing))
+                return UNREAD.format(pid=watch.pid_name(pid), what=what)
     return None
 
 

@@ -20,10 +20,12 @@ from .kernel_cases import (
     ADDRESS_HINTS,
     ADDRESS_RULES,
     HINTS,
+    POOL_ROWS,
     cache_words,
     extreme_scores,
     output,
     paged_watch,
+    pool_view,
     read_by_rule,
 )
 from .kernel_cases import table_as_read as _table_read
@@ -81,7 +83,14 @@ def _gather_case(params, seed):
     cache = flat[GUARD : GUARD + n].view(num_blocks, bs, ROW)
     out_flat, out = output((seq_len, ROW), device(), GUARD)
     ok = np.arange(out_flat.numel()) < seq_len * ROW
-    watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out[{i // ROW}, {i % ROW}]")
+    pos = np.arange(out_flat.numel()) // ROW
+
+    def own_tile(pid):  # program i stores the rows of positions i * TILE ... only (interpreter)
+        return ok & (pos // tile == pid[0])
+
+    watch.add(
+        "out", out_flat, load=False, store=own_tile, where=lambda i: f"out[{i // ROW}, {i % ROW}]"
+    )
     from ..attention import gather_kv
 
     return Case(
@@ -94,6 +103,11 @@ def _gather_case(params, seed):
         outputs=[("out", out_flat, ok)],
         got=lambda: out.cpu(),
         want=gather_kv(cache, t_flat, seq_len).cpu(),
+        views=[  # the pool: a row per physical block, a cell per slot; out: a cell per token
+            ("block_table", "load", 0, 1, used + 1, used + 1, 1),
+            ("cache", "load", GUARD, num_blocks, bs, bs * ROW, ROW, POOL_ROWS),
+            ("out", "store", 0, 1, seq_len, seq_len * ROW, ROW),
+        ],
         data={"flat": flat, "table": t_flat, "bs": bs, "seq_len": seq_len},
     )
 
@@ -156,6 +170,7 @@ GATHER_SPEC = KernelSpec(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),
         (lambda f: True, HINTS["store"]),
     ),
+    share_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),),
     value_hints=(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
         *((lambda f, r=r: _gather_rule(f) == r, h) for r, h in ADDRESS_HINTS.items()),
@@ -214,6 +229,7 @@ def _scores_case(params, seed):
         got=lambda: out.cpu().double(),
         label="scores",
         want=torch.cat([s, s.new_full((n_out - seq_len,), float("-inf"))]),
+        views=[pool_view("k_cache", k_cache), ("scores", "store", 0, 1, n_out, n_out, 1)],
         regions={LAST_TILE: past},
         data={
             "s": s,

@@ -2,11 +2,12 @@
 maximum, the online softmax, GQA scores.
 
 Exported by `kernels.py` (its docstring says how they are checked). The known-max loop gets each
-head's largest score in a buffer `m` (guarded by NaN); its cases are the online softmax's. The
-online softmax's cases
-hold several tiles per sequence, GQA, scores in the hundreds, and heads whose scores are exact
-and near +1000 or -1000 (`kernel_cases.extreme_scores`): past float64's exp range, so only the
-running max keeps them finite, and all negative, so a running max that starts at 0 shows.
+head's largest score in a buffer `m` (guarded by NaN), which each program must load (under the
+interpreter); its cases are the online softmax's. Those hold several tiles per sequence, GQA,
+scores in the hundreds, heads whose scores are exact and near +1000 or -1000
+(`kernel_cases.extreme_scores`): past float64's exp range, so only the running max keeps them
+finite, and all negative, so a running max that starts at 0 shows; and scores that climb by 25
+per token (`kernel_cases.rising_scores`), so that a maximum taken from the first tile overflows.
 """
 
 from __future__ import annotations
@@ -16,12 +17,22 @@ import torch
 
 from ..text import msg
 from .guard import SDPA, forbidden
-from .kernel_cases import HINTS, PAST, extreme_scores, output, paged_watch
+from .kernel_cases import (
+    HINTS,
+    PAST,
+    extreme_scores,
+    output,
+    paged_watch,
+    pool_view,
+    rising_scores,
+)
 from .kernel_runner import Case, KernelSpec, check_kernel
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
 from .triton_checks import UNMASKED_LOAD, device, same, whole
 
 __all__: list[str] = []  # exported by kernels.py
+
+RISE = 25.0  # per token, in the "rise" cases: 200 per tile of 8
 
 OUT = msg(
     "head {head} of sequence {seq}: max error {err:.3g} against paged_attention_ref",
@@ -87,7 +98,9 @@ def _softmax_case(params, seed, known_max=False):
     bs, lens, num_q, num_kv, tile, q_scale, extreme = params
     args = make_case(list(lens), bs, num_q, num_kv, seed=seed, q_scale=q_scale, poison=True)
     offsets = torch.zeros(len(lens), num_q)
-    if extreme:  # heads alternate between scores near +1000 and near -1000
+    if extreme == "rise":  # scores climb RISE per token: the maximum lies in the last tile
+        rising_scores(args[0], args[1], args[3], args[4], RISE)
+    elif extreme:  # heads alternate between scores near +1000 and near -1000
         offsets = 1000.0 * (1 - 2 * ((torch.arange(len(lens))[:, None] + torch.arange(num_q)) % 2))
         extreme_scores(args[0], args[1], offsets)
     out_flat, out = output(args[0].shape, device(), args[0][0].numel())
@@ -95,29 +108,43 @@ def _softmax_case(params, seed, known_max=False):
     ok = np.arange(out_flat.numel()) < out.numel()
     watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out + {i}")
     negative = (offsets < 0)[..., None].expand(out.shape)
-    data = {"args": args, "tile": tile, "big": q_scale > 10 or extreme, "negative": negative}
+    data = {"args": args, "tile": tile, "big": q_scale > 10 or bool(extreme), "negative": negative}
     launch = (launch_attention, {"tile": tile, "out": out})
     if known_max:  # each head's largest score, in float32, followed by NaN
         m_flat = torch.full((2 * num_q * len(lens),), float("nan"), device=device())
         m = m_flat[: num_q * len(lens)].view(len(lens), num_q)
         m.copy_(max_scores(*args).float().to(m.device))
         watch.add("m", whole(m), load=np.arange(m_flat.numel()) < m.numel(), where=_m_where(m))
+        watch.accesses = []  # which program loaded which m: `required`
         data["m"] = m.cpu().double()
         launch[1]["inputs"] = (m,)  # m_ptr after seq_lens_ptr
+        num_q_heads = num_q
+
+        def own_m(pid):  # program (seq, head) must read m[seq, head] (interpreter)
+            return np.arange(m_flat.numel()) == pid[0] * num_q_heads + pid[1]
+
+        required = {"m": own_m}
 
     def run(kernel):
         with forbidden(_library()):  # the library's attention raises while the kernel runs
             launch[0](kernel, *args, **launch[1])
 
+    scores = {True: ", scores near ±1000", "rise": f", scores rising by {RISE:g} per token"}
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}"
-        + (", scores near ±1000" if extreme else ""),
+        + scores.get(extreme, ""),
         watch=watch,
         run=run,
         outputs=[("out", out_flat, ok)],
         got=lambda: out.cpu().double(),
         want=paged_attention_ref(*args).cpu().double(),
         data=data,
+        required=required if known_max else {},
+        views=[
+            pool_view("k_cache", args[1]),
+            *([("m", "load", 0, len(lens), num_q, num_q, 1)] if known_max else []),
+            ("out", "store", 0, len(lens), num_q, out.shape[2] * num_q, out.shape[2]),
+        ],
     )
 
 
@@ -150,7 +177,8 @@ def _softmax_draw(rng):
         for _ in range(rng.choice((1, 2)))
     )
     num_kv = rng.choice((1, 2))
-    return bs, lens, num_kv * rng.choice((1, 2)), num_kv, tile, 1.0, rng.random() < 0.5
+    extreme = rng.choice((False, True, "rise"))
+    return bs, lens, num_kv * rng.choice((1, 2)), num_kv, tile, 1.0, extreme
 
 
 def _only_negative(f) -> bool:
@@ -208,7 +236,8 @@ def _is_known(variant):
 
 # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above, equal to
 # and below the block size, block size 1, lengths on block boundaries; scores in the hundreds,
-# then near ±1000. Puzzles 3a and 3b run the same ones.
+# then near ±1000 (extreme True), then climbing by hundreds per tile ("rise": a maximum taken
+# from the first tiles is far too small later). Puzzles 3a and 3b run the same ones.
 SOFTMAX_CASES = (
     (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
     (16, (16, 17, 40), 4, 1, 16, 3.0, False),
@@ -216,9 +245,11 @@ SOFTMAX_CASES = (
     (1, (3, 9), 2, 2, 4, 3.0, False),
     (4, (6, 19), 2, 1, 8, 60.0, False),
     (4, (13, 7), 2, 1, 8, 1.0, True),
+    (4, (21, 6), 2, 1, 8, 1.0, "rise"),
 )
 SOFTMAX_SUMMARY = (
-    "block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds and near ±1000"
+    "block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds, near ±1000 and "
+    "rising by hundreds per tile"
 )
 
 KNOWN_MAX_SPEC = KernelSpec(
@@ -344,6 +375,10 @@ def _gqa_case(params, seed):
         got=lambda: out.cpu().double(),
         want=want,
         label="scores",
+        views=[
+            pool_view("k_cache", k_cache),
+            ("scores", "store", 0, len(lens) * num_q, tile, tile, 1),
+        ],
         data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
     )
 

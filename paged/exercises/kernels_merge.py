@@ -102,6 +102,10 @@ def _merge_case(params, seed):
         outputs=[("out", out_flat, np.arange(out_flat.numel()) < out.numel())],
         got=lambda: out.cpu().double(),
         want=want,
+        views=[
+            ("part_lse", "load", 0, rows, parts, parts, 1),
+            ("out", "store", 0, rows, 1, MERGE_DIM, MERGE_DIM),
+        ],
         data={"o": o64, "lse": lse64, "block_p": block_p, "big": bool(shift or spread)},
     )
 

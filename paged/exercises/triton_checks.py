@@ -5,12 +5,13 @@ kernel on small cases whose outputs start filled with a sentinel (a kernel that 
 is "not yet") and whose inputs sit inside guarded buffers.
 Two ways make an out-of-range access visible:
 
-- under Triton's CPU interpreter (`TRITON_INTERPRET=1`), `Watch.run()` wraps the interpreter's
-  load and store path (`InterpreterBuilder.create_masked_load` / `create_masked_store`, the
-  same hook point in Triton 3.5 and 3.9) for one launch, and checks every lane that the mask
-  lets through against the elements a correct program may touch. Lanes that point outside every
-  buffer of the case are switched off before they reach memory, so a wild pointer cannot crash
-  the notebook;
+- under Triton's CPU interpreter (`TRITON_INTERPRET=1`), `Watch.run()` wraps, for one launch,
+  every `InterpreterBuilder` entry point that touches memory (`ACCESSES`: masked load and store,
+  which plain loads and stores reach too, and the atomics; the same hook points in Triton 3.5
+  and 3.9), and checks every lane that goes through against the elements its program may touch
+  (a rule per buffer, or per program: `Buffer`). Lanes that point outside every buffer of the
+  case are switched off before they reach memory, so a wild pointer cannot crash the notebook.
+  It also counts tl.dot calls, and can perturb their results (`Watch.perturb`);
 - everywhere, and on a GPU the only way: guards and the slots that hold no token are poisoned
   (NaN, huge numbers, sentinels), so that an unmasked read or write changes what the kernel
   stores. A GPU run cannot see a stray read whose value never reaches an output.
@@ -51,6 +52,20 @@ STRAY_STORE = msg(
 )
 AT = msg("{at} holds {got}, expected {want}", "{at}의 값은 {got}, 기대값은 {want}입니다")
 NEVER = msg("{at} was never written", "{at}에는 아무것도 쓰이지 않았습니다")
+STRAY_ATOMIC = msg(
+    "program {pid} ran an atomic, which reads and writes, on {what} (stray lanes in this case: "
+    "{count})",
+    "프로그램 {pid}의 원자적 연산(읽고 쓰기) 위치: {what}(이 사례에서 범위를 벗어난 레인: "
+    "{count}개)",
+)
+ATOMIC = msg(
+    "an atomic (tl.atomic_add, atomic_max, atomic_xchg, atomic_cas ...) reads an element and "
+    "writes it back, mask or not: on an input it writes into the caller's data, and a lane past "
+    "the end reads and writes memory that belongs to nothing.",
+    "원자적 연산(tl.atomic_add, atomic_max, atomic_xchg, atomic_cas 등)은 마스크가 있든 없든 "
+    "원소를 읽고 다시 씁니다. 입력에 쓰면 호출한 쪽의 데이터에 쓰게 되고, 끝 너머의 레인은 "
+    "아무것에도 속하지 않는 메모리를 읽고 씁니다.",
+)
 UNMASKED_LOAD = msg(
     "an unmasked load: a tl.load whose mask lets lanes through that belong to nothing (or that "
     "has no mask). Masking the store is not enough: on a GPU that load reads another tensor's "
@@ -94,14 +109,38 @@ class Buffer:
     where: object  # flat element index -> words for a verdict
 
 
-class Watch:
-    """The buffers of one case; under the interpreter, the stray lanes of one launch."""
+# Interpreter entry points that touch memory: (kind, index of the pointers, index of the mask or
+# None) among their arguments after the builder. Atomics read and write: "atomic". The atomic
+# load and store reach create_masked_load/store in Triton 3.9; hooked too, they are checked once.
+ACCESSES = {
+    "create_masked_load": ("load", 0, 1),
+    "create_masked_store": ("store", 0, 2),
+    "create_atomic_rmw": ("atomic", 1, 3),  # atomic_add, _max, _min, _and, _or, _xor, _xchg
+    "create_atomic_cas": ("atomic", 0, None),
+    "create_atomic_load": ("load", 0, 1),
+    "create_atomic_store": ("store", 0, 2),
+}
 
-    def __init__(self):
+
+class Watch:
+    """The buffers of one case; under the interpreter, what one launch touched and how.
+
+    `stray[kind]` holds the first lanes that touched an element their program may not (a load
+    outside `Buffer.load`, a store outside `Buffer.store`, an atomic outside both); with
+    `record=True`, `accesses` lists every (kind, buffer name, elements, pid) that reached a
+    buffer; with `perturb` set (a numpy Generator), every tl.dot result gets a large random
+    offset, so that a launch shows whether its dots reach the output.
+    """
+
+    def __init__(self, record: bool = False):
         self.buffers: list[Buffer] = []
-        self.stray = {"load": [], "store": []}  # (buffer or None, element, pid)
-        self.count = {"load": 0, "store": 0, "dot": 0}  # tl.dot calls: under the interpreter
+        self.stray = {"load": [], "store": [], "atomic": []}  # (buffer or None, element, pid)
+        self.count = {"load": 0, "store": 0, "atomic": 0, "dot": 0}
         self.dims = 1  # grid dimensions in use, to name a program as the learner launched it
+        self.accesses = [] if record else None
+        self.grid = None  # the launch's grid (x, y, z), under the interpreter
+        self.perturb = None
+        self._inside = False  # in a hooked entry point: what it calls is checked already
 
     def add(self, name, flat, load=True, store=False, where=None) -> torch.Tensor:
         n = flat.numel()
@@ -112,39 +151,80 @@ class Watch:
 
     @contextlib.contextmanager
     def run(self):
-        """Record stray loads and stores while the body launches a kernel (interpreter only)."""
+        """Check every load, store and atomic while the body launches a kernel (interpreter
+        only), and count (or perturb) its tl.dot calls."""
         if not interpreted():
             yield self
             return
         from triton.runtime.interpreter import InterpreterBuilder as builder
 
-        load, store = builder.create_masked_load, builder.create_masked_store
-        dot = builder.create_dot
-
-        def checked_load(b, ptrs, mask, *rest, **kw):
-            return load(b, ptrs, self._check(b, ptrs, mask, "load"), *rest, **kw)
-
-        def checked_store(b, ptrs, value, mask, *rest, **kw):
-            return store(b, ptrs, value, self._check(b, ptrs, mask, "store"), *rest, **kw)
-
-        def counted_dot(b, *args, **kw):
-            self.count["dot"] += 1
-            return dot(b, *args, **kw)
-
-        builder.create_masked_load, builder.create_masked_store = checked_load, checked_store
-        builder.create_dot = counted_dot
+        saved = {
+            name: getattr(builder, name)
+            for name in [*ACCESSES, "create_dot"]
+            if hasattr(builder, name)
+        }
+        for name, original in saved.items():
+            hook = (
+                self._dot(original)
+                if name == "create_dot"
+                else self._hook(original, *ACCESSES[name])
+            )
+            setattr(builder, name, hook)
         try:
             yield self
         finally:
-            builder.create_masked_load, builder.create_masked_store = load, store
-            builder.create_dot = dot
+            for name, original in saved.items():
+                setattr(builder, name, original)
 
-    def _check(self, b, ptrs, mask, kind):
+    def _hook(self, original, kind, at_ptrs, at_mask):
+        def hooked(b, *args, **kw):
+            if self._inside:
+                return original(b, *args, **kw)
+            args = list(args)
+            ptrs = args[at_ptrs]
+            mask = None if at_mask is None else args[at_mask]
+            on = self._check(b, ptrs, mask, kind)
+            if at_mask is not None:
+                args[at_mask] = dataclasses.replace(mask, data=on)
+            elif not on.all():  # no mask to switch a lane off: point it at a scratch word
+                data = np.asarray(ptrs.data).copy()
+                data[~on] = self._scratch.ctypes.data
+                args[at_ptrs] = dataclasses.replace(ptrs, data=data)
+            self._inside = True
+            try:
+                return original(b, *args, **kw)
+            finally:
+                self._inside = False
+
+        return hooked
+
+    def _dot(self, original):
+        def counted(b, *args, **kw):
+            self.count["dot"] += 1
+            out = original(b, *args, **kw)
+            if self.perturb is None or not out.data.size:
+                return out
+            data = out.data
+            finite = np.abs(data[np.isfinite(data)])
+            size = 1.0 + float(finite.max(initial=0.0))
+            noise = self.perturb.uniform(1.0, 2.0, data.shape) * size
+            return dataclasses.replace(out, data=(data + noise).astype(data.dtype))
+
+        return counted
+
+    _scratch = np.zeros(2, np.float64)  # where a stray lane of an unmasked atomic lands
+
+    def _check(self, b, ptrs, mask, kind) -> np.ndarray:
+        """The lanes that may go on: those that point into a buffer (each checked against its
+        rule and recorded); lanes outside every buffer are recorded and switched off."""
         addr = np.asarray(ptrs.data).astype(np.int64)
-        on = np.broadcast_to(np.asarray(mask.data, dtype=bool), addr.shape).copy()
+        on = np.ones(addr.shape, bool)
+        if mask is not None:
+            on = np.broadcast_to(np.asarray(mask.data, dtype=bool), addr.shape).copy()
         pid = tuple(getattr(b, "grid_idx", None) or (0, 0, 0))
         used = max([1] + [i + 1 for i, n in enumerate(getattr(b, "grid_dim", ())) if n > 1])
         self.dims = used
+        self.grid = tuple(getattr(b, "grid_dim", None) or (1, 1, 1))
         known = np.zeros(addr.shape, dtype=bool)
         for buf in self.buffers:
             size = buf.flat.element_size()
@@ -154,14 +234,18 @@ class Watch:
             if not inside.any():
                 continue
             elems = (addr[inside] - lo) // size
-            rule = getattr(buf, kind)
-            ok = (rule(pid) if callable(rule) else rule)[elems]
+            ok = np.ones(len(elems), bool)
+            for rule in ("load", "store") if kind == "atomic" else (kind,):
+                allowed = getattr(buf, rule)
+                ok &= (allowed(pid) if callable(allowed) else allowed)[elems]
             self._record(kind, buf, elems[~ok], pid)
+            if self.accesses is not None:
+                self.accesses.append((kind, buf.name, elems, pid))
         outside = on & ~known
         if outside.any():
             self._record(kind, None, addr[outside], pid)
             on &= known  # never touch memory that belongs to no buffer
-        return dataclasses.replace(mask, data=on)
+        return on
 
     def _record(self, kind, buf, elems, pid):
         self.count[kind] += len(elems)
@@ -169,14 +253,17 @@ class Watch:
         self.stray[kind] += [(buf, int(e), pid) for e in elems[: max(room, 0)]]
 
     def describe(self, kind: str) -> str | None:
-        """The first stray lane of `kind` ("load"/"store") in words, or None when there was none."""
+        """The first stray lane of `kind` ("load", "store", "atomic") in words, or None."""
         if not self.stray[kind]:
             return None
         buf, elem, pid = self.stray[kind][0]
         what = str(OUTSIDE) if buf is None else buf.where(elem)
-        template = STRAY_LOAD if kind == "load" else STRAY_STORE
-        pid = pid[0] if self.dims == 1 else pid[: self.dims]
-        return template.format(pid=pid, what=what, count=self.count[kind])
+        template = {"load": STRAY_LOAD, "store": STRAY_STORE, "atomic": STRAY_ATOMIC}[kind]
+        return template.format(pid=self.pid_name(pid), what=what, count=self.count[kind])
+
+    def pid_name(self, pid) -> object:
+        """A program as the learner launched it: 2, or (1, 0) on a 2-D grid."""
+        return pid[0] if self.dims == 1 else pid[: self.dims]
 
 
 def whole(t: torch.Tensor) -> torch.Tensor:

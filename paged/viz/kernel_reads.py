@@ -1,4 +1,6 @@
-"""A kernel's reads drawn on the pool: which physical blocks it touched, and how many tokens."""
+"""What a kernel touched: the blocks of the pool it read (`draw_kernel_reads`, the course's
+kernel) and, program by program, the elements a learner's kernel loaded and stored
+(`draw_program_accesses`; `try_kernel` runs a Triton puzzle's kernel once and draws it)."""
 
 from __future__ import annotations
 
@@ -93,3 +95,123 @@ def draw_kernel_reads(layout: PagedLayout, reads, ax=None, title=None, columns=8
         loc="left",
     )
     return ax
+
+
+# ---- a learner's kernel, program by program (try_kernel, below) ---------------------------------
+KINDS = {
+    "load": msg("loaded", "읽은 원소"),
+    "store": msg("stored", "쓴 원소"),
+    "atomic": msg("touched by an atomic", "원자적 연산이 건드린 원소"),
+}
+PANEL = msg("{name}: {kind}, by program", "{name}: 프로그램별 {kind}")
+UNTOUCHED = msg("not touched", "건드리지 않음")
+SEVERAL = msg("several programs (+)", "여러 프로그램(+)")
+STRAY = msg("not this program's to touch", "이 프로그램이 건드리면 안 되는 곳")
+OUTSIDE_VIEW = msg(
+    "{name}: {count} more lanes outside the drawn elements",
+    "{name}: 그린 원소 밖의 레인 {count}개 더",
+)
+UNTOUCHED_COLOR, SEVERAL_COLOR, STRAY_COLOR = "#EEEEEE", "#555555", "#D55E00"
+
+
+def draw_program_accesses(panels, title=None, cell=0.42):
+    """Which program touched which element of a kernel's tensors: one panel per (tensor, kind).
+
+    `panels` holds (name, kind, owners, stray, names, outside[, note]): `owners` a (rows, cols)
+    int array of the program index that touched each cell (-1 none, -2 several), `stray` a bool
+    array of the cells touched by a program that may not touch them, `names[i]` program i as
+    launched ("2", "1,0"), `outside` how many lanes fell outside the drawn cells, `note` what the
+    rows are (numbered on the left when there are several). This draws what a launch recorded
+    (`triton_checks.Watch(record=True)`); it computes nothing. Returns the figure.
+    """
+    import matplotlib.pyplot as plt
+
+    from .fonts import use_cjk_font
+
+    use_cjk_font()
+    if not panels:
+        raise ValueError("draw_program_accesses needs at least one panel, got none")
+    widest = max(p[2].shape[1] for p in panels)
+    heights = [p[2].shape[0] + 1.3 for p in panels]
+    fig, axes = plt.subplots(
+        len(panels),
+        1,
+        figsize=(max(5.5, 1.0 + cell * widest + 3.2), cell * sum(heights) + 0.6),
+        gridspec_kw={"height_ratios": heights},
+        squeeze=False,
+    )
+    for ax, (name, kind, owners, stray, names, outside, *note) in zip(
+        axes[:, 0], panels, strict=True
+    ):
+        rows, cols = owners.shape
+        for r in range(rows if rows > 1 else 0):
+            ax.text(-0.15, rows - 0.5 - r, str(r), ha="right", va="center", fontsize=8)
+        for (r, c), who in np.ndenumerate(owners):
+            y = rows - 1 - r
+            face = (
+                UNTOUCHED_COLOR
+                if who == -1
+                else SEVERAL_COLOR
+                if who == -2
+                else SEQ_COLORS[who % len(SEQ_COLORS)]
+            )
+            ax.add_patch(Rectangle((c + 0.05, y + 0.05), 0.9, 0.9, fc=face, lw=0))
+            if stray[r, c]:
+                ax.add_patch(
+                    Rectangle((c + 0.08, y + 0.08), 0.84, 0.84, fill=False, ec=STRAY_COLOR, lw=2.5)
+                )
+            if who != -1:
+                text = "+" if who == -2 else names[who]
+                size = 9 if len(text) <= 2 else 7
+                ax.text(
+                    c + 0.5,
+                    y + 0.5,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=size,
+                    color="white",
+                    fontweight="bold",
+                )
+        label = PANEL.format(name=name, kind=KINDS[kind]) + "".join(f" ({n})" for n in note)
+        if outside:
+            label += "\n" + OUTSIDE_VIEW.format(name=name, count=outside)
+        ax.set_title(label, fontsize=10, loc="left")
+        ax.set_xlim(0, max(cols, widest))
+        ax.set_ylim(0, rows)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    handles = [
+        Patch(fc=UNTOUCHED_COLOR, label=str(UNTOUCHED)),
+        Patch(fc=SEVERAL_COLOR, label=str(SEVERAL)),
+        Patch(fc="white", ec=STRAY_COLOR, lw=2.5, label=str(STRAY)),
+    ]
+    axes[0, 0].legend(handles=handles, fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
+    if title:
+        fig.suptitle(title, fontsize=11, x=0.02, ha="left")
+    return fig
+
+
+TITLE = msg(
+    "{name} on {where}: what each program touched",
+    "{where}에서 실행한 {name}: 프로그램마다 건드린 곳",
+)
+
+
+def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
+    """Run a Triton puzzle's kernel once on its first teaching case, before asking for a
+    verdict: print its output beside the answer and (under the interpreter) draw what each of
+    its programs loaded and stored (`paged.exercises.kernel_try`). `puzzle` defaults to the
+    kernel's name ("copy_kernel"). The figure is shown, or with show=False returned."""
+    from ..exercises.kernel_try import trial
+
+    ran = trial(kernel, puzzle)
+    if ran is None or not ran.panels:
+        return None
+    fig = draw_program_accesses(ran.panels, title=TITLE.format(name=ran.name, where=ran.where))
+    if not show:
+        return fig
+    import matplotlib.pyplot as plt
+
+    plt.show()
+    return None

@@ -1,0 +1,455 @@
+"""What a Triton puzzle demands of the kernel, observed under the interpreter (issue 37): a
+required tl.dot that reaches the output, each program storing its own share, every memory access
+watched (atomics too), the maximum that moves late, the given maximum read; and `try_kernel`.
+
+Each wrong kernel below gets the right values (or would on the cases of before), so only the
+observation rejects it. Tiny shapes: Triton's CPU interpreter is slow.
+"""
+
+import pytest
+
+from paged.attention import backend  # sets TRITON_INTERPRET=1 before triton is imported
+
+pytestmark = pytest.mark.skipif(
+    backend() != "interpreter", reason="the watch observes kernels under the CPU interpreter"
+)
+
+if backend() == "interpreter":
+    import triton
+    import triton.language as tl
+
+    from paged import exercises as ex
+    from paged.exercises import answers
+    from paged.viz.kernel_reads import try_kernel
+
+    @triton.jit
+    def dot_by_sums(
+        a_ptr,
+        b_ptr,
+        out_ptr,
+        M,
+        N,
+        K,
+        stride_a,
+        stride_b,
+        stride_out,
+        BM: tl.constexpr,
+        BN: tl.constexpr,
+        BK: tl.constexpr,
+        V: tl.constexpr,
+    ):
+        """a @ b by outer products summed over K; V == "thrown": a tl.dot runs too, unused."""
+        m = tl.arange(0, BM)
+        n = tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K, BK):
+            kk = k0 + tl.arange(0, BK)
+            a = tl.load(
+                a_ptr + m[:, None] * stride_a + kk[None, :],
+                mask=(m[:, None] < M) & (kk[None, :] < K),
+                other=0.0,
+            ).to(tl.float32)
+            b = tl.load(
+                b_ptr + kk[:, None] * stride_b + n[None, :],
+                mask=(kk[:, None] < K) & (n[None, :] < N),
+                other=0.0,
+            ).to(tl.float32)
+            acc += tl.sum(a[:, :, None] * b[None, :, :], 1)
+            if V == "thrown":
+                unused = tl.dot(a, b)  # noqa: F841  (computed, never stored)
+        tl.store(
+            out_ptr + m[:, None] * stride_out + n[None, :],
+            acc,
+            mask=(m[:, None] < M) & (n[None, :] < N),
+        )
+
+    @triton.jit
+    def gqa_scores_by_sums(
+        q_ptr,
+        k_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        scores_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        BLOCK_G: tl.constexpr,
+    ):
+        """Puzzle 4's scores by a broadcast sum; the tl.dot the puzzle asks for runs, unused."""
+        seq, kv_head = tl.program_id(0), tl.program_id(1)
+        g = tl.arange(0, BLOCK_G)
+        heads = kv_head * GROUP + g
+        d = tl.arange(0, HEAD_DIM)
+        q_rows = (seq * KV_HEADS * GROUP + heads) * HEAD_DIM
+        q = tl.load(q_ptr + q_rows[:, None] + d[None, :], mask=(g < GROUP)[:, None], other=0.0)
+        n = tl.load(seq_lens_ptr + seq)
+        pos = tl.arange(0, TILE)
+        mask = pos < n
+        block = tl.load(block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0)
+        rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+        k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+        unused = tl.dot(q, tl.trans(k), input_precision="ieee")  # noqa: F841
+        s = tl.where(mask[None, :], tl.sum(q[:, None, :] * k[None, :, :], 2) * scale, float("-inf"))
+        out_rows = (seq * KV_HEADS * GROUP + heads) * TILE
+        tl.store(scores_ptr + out_rows[:, None] + pos[None, :], s, mask=(g < GROUP)[:, None])
+
+    @triton.jit
+    def stamp_by_program_0(out_ptr, BLOCK: tl.constexpr):
+        """Program 0 stamps every program's block; the others do nothing."""
+        if tl.program_id(0) == 0:
+            for p in range(tl.num_programs(0)):
+                offs = p * BLOCK + tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, offs * 0 + p)
+
+    @triton.jit
+    def copy_by_program_0(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        """Program 0 copies every block, masked; the others do nothing."""
+        if tl.program_id(0) == 0:
+            for start in range(0, n, BLOCK):
+                offs = start + tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    @triton.jit
+    def copy_by_atomic(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
+        """Reads x through an atomic that leaves it as it was, unmasked; the store is masked."""
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        if V == "add":
+            x = tl.atomic_add(x_ptr + offs, 0.0)
+        elif V == "max":
+            x = tl.atomic_max(x_ptr + offs, float("-inf"))
+        elif V == "min":  # (the interpreter refuses atomic_xchg on floats)
+            x = tl.atomic_min(x_ptr + offs, float("inf"))
+        else:  # cas: compare with a value never there, so nothing is written
+            x = tl.atomic_cas(x_ptr + offs, offs.to(tl.float32) * 0.0 + 12345.0, 0.0)
+        tl.store(out_ptr + offs, x, mask=offs < n)
+
+    @triton.jit
+    def copy_no_mask_anywhere(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        """A plain tl.load (no mask argument at all) past n; the store masked."""
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs), mask=offs < n)
+
+    @triton.jit
+    def first_tile_max(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        out_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+    ):
+        """The tile loop with no running maximum and no rescale: the first tile's max, kept."""
+        seq, head = tl.program_id(0), tl.program_id(1)
+        kv_head = head // GROUP
+        d = tl.arange(0, HEAD_DIM)
+        q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
+        seq_len = tl.load(seq_lens_ptr + seq)
+        m = tl.full([], float("-inf"), tl.float32)
+        l_i = tl.zeros([], tl.float32)
+        acc = tl.zeros([HEAD_DIM], tl.float32)
+        for t0 in range(0, seq_len, TILE):
+            pos = t0 + tl.arange(0, TILE)
+            mask = pos < seq_len
+            block = tl.load(
+                block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0
+            )
+            rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+            k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+            v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+            s = tl.where(mask, tl.sum(q[None, :] * k, 1) * scale, float("-inf"))
+            if t0 == 0:
+                m = tl.max(s, 0)
+            p = tl.exp(s - m)
+            l_i += tl.sum(p, 0)
+            acc += tl.sum(p[:, None] * v, 0)
+        tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
+
+    @triton.jit
+    def known_max_v(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        block_table_ptr,
+        seq_lens_ptr,
+        m_ptr,
+        out_ptr,
+        scale,
+        max_blocks,
+        BLOCK_SIZE: tl.constexpr,
+        KV_HEADS: tl.constexpr,
+        GROUP: tl.constexpr,
+        HEAD_DIM: tl.constexpr,
+        TILE: tl.constexpr,
+        V: tl.constexpr,
+    ):
+        """Puzzle 3a without using m: "first" loads m but keeps the first tile's max, "online"
+        never loads m and runs the whole online softmax (right values, but not the puzzle)."""
+        seq, head = tl.program_id(0), tl.program_id(1)
+        kv_head = head // GROUP
+        d = tl.arange(0, HEAD_DIM)
+        q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
+        seq_len = tl.load(seq_lens_ptr + seq)
+        m = tl.full([], float("-inf"), tl.float32)
+        if V == "first":
+            given = tl.load(m_ptr + seq * KV_HEADS * GROUP + head)  # noqa: F841  (unused)
+        l_i = tl.zeros([], tl.float32)
+        acc = tl.zeros([HEAD_DIM], tl.float32)
+        for t0 in range(0, seq_len, TILE):
+            pos = t0 + tl.arange(0, TILE)
+            mask = pos < seq_len
+            block = tl.load(
+                block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0
+            )
+            rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
+            k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+            v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
+            s = tl.where(mask, tl.sum(q[None, :] * k, 1) * scale, float("-inf"))
+            if V == "first":
+                if t0 == 0:
+                    m = tl.max(s, 0)
+                alpha = 1.0
+            else:
+                m_new = tl.maximum(m, tl.max(s, 0))
+                alpha = tl.exp(m - m_new)
+                m = m_new
+            p = tl.exp(s - m)
+            l_i = l_i * alpha + tl.sum(p, 0)
+            acc = acc * alpha + tl.sum(p[:, None] * v, 0)
+        tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
+
+    @triton.jit
+    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        """Not written yet."""
+
+    @triton.jit
+    def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        """Named as the chapter's stub: try_kernel finds its puzzle by the name."""
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+class Variant:
+    """A VARIANT of a test kernel, launched as the checker launches the learner's: k[grid](...)."""
+
+    def __init__(self, kernel, variant):
+        self.kernel, self.variant, self.fn = kernel, variant, kernel.fn
+
+    def __getitem__(self, grid):
+        import functools
+
+        return functools.partial(self.kernel[grid], V=self.variant)
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    monkeypatch.setenv("PAGED_LANG", "en")
+
+
+def _rejected(check, kernel, capsys, *phrases) -> str:
+    assert check(kernel) is False
+    out = capsys.readouterr().out
+    assert "not quite" in out and "hint:" in out and all(p in out for p in phrases), out
+    return out
+
+
+# ---- a required tl.dot reaches the output ---------------------------------------------------
+
+
+def test_a_dot_puzzle_without_tl_dot_is_rejected(capsys):
+    _rejected(ex.check_dot_kernel, Variant(dot_by_sums, "sums"), capsys, "no tl.dot call that runs")
+
+
+def test_a_tl_dot_computed_and_thrown_away_is_rejected(capsys):
+    out = _rejected(
+        ex.check_dot_kernel,
+        Variant(dot_by_sums, "thrown"),
+        capsys,
+        "with every tl.dot result changed, your kernel stored the same values",
+        "its result never reaches the output",
+    )
+    assert "M 4, N 8, K 5" in out  # the first teaching case
+
+
+def test_gqa_scores_with_a_tl_dot_thrown_away_is_rejected(capsys):
+    _rejected(ex.check_gqa_scores_kernel, gqa_scores_by_sums, capsys, "never reaches the output")
+
+
+# ---- each program stores its own share ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "check, kernel",
+    [("check_stamp_kernel", "stamp_by_program_0"), ("check_copy_kernel", "copy_by_program_0")],
+)
+def test_program_0_doing_the_whole_grid_is_rejected(check, kernel, capsys):
+    out = _rejected(
+        getattr(ex, check), globals()[kernel], capsys, "program 0 wrote out[", "another program's"
+    )
+    assert "share" in out
+
+
+def test_the_share_hints_still_name_the_typical_grid_mistakes(capsys):
+    from test_exercises_triton import Variant as Learner
+    from test_exercises_triton import copy_2d_v, stamp_v
+
+    _rejected(ex.check_stamp_kernel, Learner(stamp_v, "same_block"), capsys, "the same first")
+    _rejected(ex.check_copy_2d_kernel, Learner(copy_2d_v, "axes"), capsys, "program_id(0) numbers")
+
+
+# ---- every access watched ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["add", "max", "min", "cas"])
+def test_an_unmasked_read_through_an_atomic_is_rejected(variant, capsys):
+    _rejected(
+        ex.check_copy_kernel,
+        Variant(copy_by_atomic, variant),
+        capsys,
+        "ran an atomic, which reads and writes, on x[",
+        "an atomic (tl.atomic_add",
+    )
+
+
+def test_a_load_without_a_mask_argument_goes_through_the_watch(capsys):
+    _rejected(ex.check_copy_kernel, copy_no_mask_anywhere, capsys, "loaded x[", "unmasked load")
+
+
+def test_the_watch_records_what_each_program_touched():
+    import torch
+
+    from paged.exercises.triton_checks import Watch
+
+    watch = Watch(record=True)
+    x, out = torch.arange(8.0), torch.zeros(8)
+    watch.add("x", x)
+    watch.add("out", out, load=False, store=True)
+    with watch.run():
+        copy_kernel[(2,)](x, out, 6, BLOCK=4)
+    loads = {(pid[0], tuple(e)) for kind, name, e, pid in watch.accesses if kind == "load"}
+    stores = {(pid[0], tuple(e)) for kind, name, e, pid in watch.accesses if kind == "store"}
+    assert loads == stores == {(0, (0, 1, 2, 3)), (1, (4, 5))}
+    assert torch.equal(out, torch.tensor([0.0, 1, 2, 3, 4, 5, 0, 0]))
+
+
+# ---- the maximum that moves late, and the maximum given ----------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_an_online_softmax_without_a_running_max_fails_on_rising_scores(capsys):
+    out = _rejected(ex.check_online_softmax_kernel, first_tile_max, capsys, "exp(s) overflows")
+    assert "scores rising by 25 per token" in out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_known_max_that_keeps_the_first_tiles_max_fails_on_rising_scores(capsys):
+    out = _rejected(ex.check_known_max_kernel, Variant(known_max_v, "first"), capsys)
+    assert "scores rising by 25 per token" in out
+
+
+def test_known_max_that_never_reads_m_is_rejected(capsys):
+    _rejected(
+        ex.check_known_max_kernel,
+        Variant(known_max_v, "online"),
+        capsys,
+        "the values are right, but program (0, 0) never read m[0, 0]",
+        "hands each program this input",
+    )
+
+
+# ---- the model answers still pass ---------------------------------------------------------------
+
+PUZZLES = [n.removeprefix("check_") for n in [*ex.basics.__all__, *ex.kernels.__all__]]
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES)
+def test_the_model_answers_pass_every_observation(puzzle, capsys):
+    assert getattr(ex, f"check_{puzzle}")(answers.find(puzzle), seed=7) is True
+    assert capsys.readouterr().out.startswith(f"{puzzle}: correct (")
+
+
+# ---- try_kernel: run once, print beside the answer, draw what each program touched -------------
+
+
+def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = try_kernel(answers.find("copy_kernel"), show=False)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "copy_kernel on n 10, BLOCK 4:" and "the same as the reference" in out[3]
+    assert out[1].split(":")[1] == out[2].split(":")[1]  # yours, then the reference
+    ax_x, ax_out = fig.axes[:2]
+    assert ax_x.get_title(loc="left").startswith("x: loaded") and ax_out.get_title(
+        loc="left"
+    ).startswith("out: stored")
+    drawn = [t.get_text() for t in ax_out.texts]
+    assert drawn == ["0"] * 4 + ["1"] * 4 + ["2"] * 2  # program of each element; 2 lanes masked
+
+
+def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = try_kernel(copy_by_program_0, "copy_kernel", show=False)
+    assert "the same as the reference" in capsys.readouterr().out  # right values...
+    assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
+    fig = try_kernel(copy_no_mask_anywhere, "copy_kernel", show=False)
+    capsys.readouterr()
+    from matplotlib.colors import to_rgba
+
+    from paged.viz.kernel_reads import STRAY_COLOR
+
+    red = [p for p in fig.axes[0].patches if p.get_edgecolor() == to_rgba(STRAY_COLOR)]
+    assert len(red) == 2  # x[10] and x[11]: loaded by program 2, past n
+
+
+def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    assert try_kernel(copy_kernel) is None  # shown, not returned
+    assert capsys.readouterr().out.startswith("copy_kernel on n 10, BLOCK 4:")
+
+
+def test_try_kernel_on_a_stub_says_not_yet(capsys):
+    @triton.jit
+    def raising(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        raise NotImplementedError
+
+    assert try_kernel(stub_copy, "copy_kernel") is None
+    assert try_kernel(raising, "copy_kernel") is None
+    assert try_kernel(None, "copy_kernel") is None
+    assert capsys.readouterr().out.splitlines() == [
+        "copy_kernel: not yet: your kernel wrote nothing. Write its body and run again.",
+        "copy_kernel: not yet: your kernel still raises NotImplementedError. Write its body and "
+        "run again.",
+        "copy_kernel: not yet: pass your @triton.jit kernel (got NoneType).",
+    ]
+
+
+def test_try_kernel_names_an_unknown_puzzle():
+    with pytest.raises(ValueError, match="no Triton puzzle named 'stub_copy'; the puzzles are"):
+        try_kernel(stub_copy)
+
+
+def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.setenv("PAGED_LANG", "ko")
+    fig = try_kernel(answers.find("gather_kernel"), show=False)
+    out = capsys.readouterr().out
+    assert "여러분의 값" in out and "참조 값과 같습니다" in out
+    pool = fig.axes[1].get_title(loc="left")  # after the block table's panel
+    assert pool.startswith("cache: 프로그램별 읽은 원소") and "물리 블록마다" in pool
