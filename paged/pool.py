@@ -216,7 +216,7 @@ class PagedPool:
         return Usage(tokens, reserved, held - tokens - reserved, self.kv_slots - held)
 
     def layout(self) -> PagedLayout:
-        return paged_layout(self.allocator)
+        return paged_layout(self.allocator, (0,) if self.null_block else ())
 
     rounded_up = 0  # blocks are never rounded up
 

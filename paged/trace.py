@@ -31,6 +31,7 @@ class PagedLayout:
     num_blocks: int
     block_size: int
     tables: tuple[tuple[object, tuple[int, ...], int], ...]  # (req_id, block_table, num_tokens)
+    null_block_ids: tuple[int, ...] = ()  # held by no sequence, never free (vLLM's block 0)
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,8 @@ def refused_steps(trace, reason: str) -> list[int]:
     return [s.step for s in trace if any(r == reason for _, r in s.refused)]
 
 
-def paged_layout(allocator) -> PagedLayout:
+def paged_layout(allocator, null_block_ids: tuple[int, ...] = ()) -> PagedLayout:
     """The drawing input for a `PagedAllocator`'s current state."""
     a = allocator
     tables = tuple((s, tuple(a.block_table(s)), a.num_tokens(s)) for s in a.seq_ids)
-    return PagedLayout(a.num_blocks, a.block_size, tables)
+    return PagedLayout(a.num_blocks, a.block_size, tables, null_block_ids)

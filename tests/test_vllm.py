@@ -223,12 +223,18 @@ def need_vllm() -> None:
 
 
 @pytest.mark.parametrize("name", [CHAPTER, PREFIX])
-def test_live_run_equals_its_recording(name):
+def test_live_run_equals_its_recording(name, monkeypatch):
     need_vllm()
     rec, recorded = recording(name), run_recorded(name)
     q = rec["request"]
+    seen = []  # the child's progress lines, as the bars get them
+    show = vllm_process.show_progress
+    monkeypatch.setattr(vllm_process, "show_progress", lambda e, n: show(seen.extend(e) or seen, n))
     live = V.generate(q["prompt_token_ids"], q["max_new_tokens"], live=True, **options(rec))
     assert live.source == "live" and live.tokens == recorded.tokens
+    tokens = [n for kind, n in seen if kind == "tokens"]
+    assert seen[:2] == [("start", 1), ("start", 2)] and tokens == sorted(tokens)
+    assert len(tokens) == len(live.trace) and tokens[-1] == sum(map(len, live.tokens))
     for a, b in zip(live.trace, recorded.trace, strict=True):
         assert (a.num_running, a.admitted, a.preempted, a.finished) == (
             b.num_running,

@@ -13,6 +13,9 @@ are wrapped; each engine step then leaves one record, read from those objects, n
   the requests that finished, each running request's block table
   (`KVCacheManager.get_block_ids`) and `num_computed_tokens`, and `BlockPool.get_num_free_blocks()`.
 Request ids are mapped back to prompt indices in the order `Scheduler.add_request` saw them.
+Where `$PAGED_PROGRESS_FD` names a pipe, one line per event goes to it for the parent's bar:
+"start 1" (vLLM imported), "start 2" (the engine built), then "tokens N" after every step
+(the new tokens made so far).
 """
 
 from __future__ import annotations
@@ -43,7 +46,25 @@ def cpu_model() -> str:
         return platform.processor() or platform.machine()
 
 
+def reporter():
+    """A function writing one progress line to `$PAGED_PROGRESS_FD`, or doing nothing."""
+    fd = os.environ.get("PAGED_PROGRESS_FD")
+    if not fd:
+        return lambda line: None
+    os.set_inheritable(int(fd), False)  # the pipe ends when this process does
+    pipe = os.fdopen(int(fd), "w", buffering=1)  # line-buffered: each line leaves at once
+
+    def report(line: str) -> None:
+        try:
+            pipe.write(line + "\n")
+        except OSError:  # the parent stopped listening: the run goes on without a bar
+            pass
+
+    return report
+
+
 def run(req: dict) -> dict:
+    report = reporter()
     import torch
     import transformers
 
@@ -53,6 +74,7 @@ def run(req: dict) -> dict:
     vllm = importlib.import_module("vllm")
     LLM, SamplingParams = vllm.LLM, vllm.SamplingParams
     TokensPrompt = importlib.import_module("vllm.inputs").TokensPrompt
+    report("start 1")
 
     block_size, kv_blocks = req["block_size"], req["kv_blocks"]
     with open(os.path.join(req["model_dir"], "config.json")) as f:
@@ -77,6 +99,7 @@ def run(req: dict) -> dict:
         enforce_eager=True,  # no torch.compile: a faster start
     )
     engine_seconds = time.perf_counter() - start
+    report("start 2")
     core = llm.llm_engine.engine_core.engine_core
     sched = core.scheduler
     kvm = sched.kv_cache_manager
@@ -85,6 +108,7 @@ def run(req: dict) -> dict:
     index: dict[str, int] = {}  # vLLM's request id -> prompt index
     steps: list[dict] = []
     ever_preempted: set[str] = set()
+    made: dict[str, int] = {}  # request id -> new tokens so far (for the progress bar)
     add, schedule, update = sched.add_request, sched.schedule, sched.update_from_output
 
     def add_request(request):
@@ -109,7 +133,10 @@ def run(req: dict) -> dict:
         return out
 
     def wrapped_update(scheduler_output, model_output, *args, **kwargs):
+        stepped = list(sched.running)  # the objects outlive the step, finished or not
         result = update(scheduler_output, model_output, *args, **kwargs)
+        made.update((r.request_id, r.num_output_tokens) for r in stepped)
+        report(f"tokens {sum(made.values())}")
         running = [r.request_id for r in sched.running]
         steps[-1].update(
             running=[index[i] for i in running],

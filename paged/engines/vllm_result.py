@@ -79,6 +79,7 @@ def from_record(rec: dict, source: str) -> EngineResult:
     bs, kv_blocks = request["block_size"], request["kv_blocks"]
     prompt_lens = [len(p) for p in request["prompt_token_ids"]]
     final_lens = [n + request["max_new_tokens"] for n in prompt_lens]
+    null = (r["objects"]["null_block_id"],)
     trace = []
     for t, s in enumerate(r["steps"]):
         tables = tuple(
@@ -94,7 +95,7 @@ def from_record(rec: dict, source: str) -> EngineResult:
                 admitted=tuple(s["admitted"]),
                 preempted=tuple(s["preempted"]),
                 finished=tuple(s["finished"]),
-                layout=PagedLayout(kv_blocks, bs, tables),
+                layout=PagedLayout(kv_blocks, bs, tables, null),
             )
         )
     steps = r["steps"]

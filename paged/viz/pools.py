@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.colors import ListedColormap, to_rgb
+from matplotlib.patches import Patch
 
 from ..text import msg
 from ..trace import CATEGORIES, ContiguousLayout, PagedLayout, refused_steps
-from .style import COLORS, SEQ_COLORS, _axes, _boxes, legend_handles
+from .style import (
+    COLORS,
+    LABELS,
+    NULL_BLOCK_COLOR,
+    SEQ_COLORS,
+    _axes,
+    _boxes,
+    ink_on,
+    legend_handles,
+)
 
 
 def _extent_parts(e) -> tuple[tuple[int, int, int], ...]:
@@ -37,6 +47,11 @@ NO_HOLE = msg(
 )
 ARENA_OVER_TIME = msg("Contiguous arena over time", "시간에 따른 아레나")
 DECODE_STEP = msg("decode step", "디코드 단계")
+NULL_BLOCK = msg(
+    "null block (vLLM's block 0: given to no request, never free)",
+    "널 블록 (vLLM의 블록 0: 어느 요청에도 주지 않으며 빈 블록도 아님)",
+)
+FREE_BLOCK = msg("free block", "빈 블록")
 POOL_TITLE = msg(
     "Block pool: {n} physical blocks of {size} slots", "블록 풀: 슬롯 {size}개짜리 물리 블록 {n}개"
 )
@@ -154,7 +169,9 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
 
     The empty part of a partly filled (last) block is reserved for the sequence's next tokens
     (sky blue; §4.2); only if the sequence ends first does it become internal fragmentation, at
-    most block_size - 1 slots. Free blocks are grey. A "×n" in a block is its ref count.
+    most block_size - 1 slots. Free blocks are grey; a null block (vLLM's block 0) is dark grey,
+    named in a legend below. A "×n" in a block is its ref count. Ids and counts are black or
+    white, whichever reads better on the colour under them (`style.ink_on`).
     Drawn as one raster image, so pools of thousands of blocks stay fast.
     """
     ax = _axes(ax, (6, 3))
@@ -164,13 +181,14 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     rows = int(np.ceil(n / columns))
     cell, gap = 8, 1  # pixels per block side, and between blocks
     palette = np.array([to_rgb(c) for c in SEQ_COLORS], dtype=np.float32)
-    free = owner < 0
-    colour = np.where(
-        free[:, None], to_rgb(COLORS["external_fragmentation"]), palette[owner % len(palette)]
-    )
-    filled = np.where(free, cell, np.rint(cell * fill / layout.block_size))  # pixels of tokens
-    px = np.arange(cell)
+    null = np.zeros(n, dtype=bool)
+    null[list(layout.null_block_ids)] = True
+    colour = palette[owner % len(palette)]  # (block, rgb)
+    colour[owner < 0] = to_rgb(COLORS["external_fragmentation"])
+    colour[null] = to_rgb(NULL_BLOCK_COLOR)
     empty = np.array(to_rgb(COLORS["reservation"]), dtype=np.float32)
+    filled = np.where(owner < 0, cell, np.rint(cell * fill / layout.block_size))  # token pixels
+    px = np.arange(cell)
     strips = np.where(px[None, :, None] < filled[:, None, None], colour[:, None, :], empty)
     blocks = np.ones((rows * columns, cell + gap, 3), dtype=np.float32)  # white gaps and padding
     blocks[:n, :cell] = strips  # (block, pixel column, rgb)
@@ -178,33 +196,36 @@ def draw_block_pool(layout: PagedLayout, ax=None, title=None, columns=None):
     image[:, :cell] = blocks.reshape(rows, 1, columns * (cell + gap), 3)
     image = image.reshape(rows * (cell + gap), columns * (cell + gap), 3)
     ax.imshow(image, interpolation="nearest")
-    for b in np.flatnonzero(refs > 1):
+
+    def label(b: int, x: float, text: str, **style) -> None:
+        """`text` at pixel (x, x) of block b, in the ink for the colour under most of it."""
         r, c = b // columns, b % columns
-        ax.text(
-            c * (cell + gap) + cell / 2,
-            r * (cell + gap) + cell / 2,
-            f"×{refs[b]}",
-            ha="center",
-            va="center",
-            fontsize=8,
-            color="white",
-            fontweight="bold",
-        )
+        ink = ink_on(tuple(strips[b, min(int(x) + 1, cell - 1)]))
+        ax.text(c * (cell + gap) + x, r * (cell + gap) + x, text, fontsize=8, color=ink, **style)
+
+    for b in np.flatnonzero(refs > 1):
+        label(b, cell / 2, f"×{refs[b]}", ha="center", va="center", fontweight="bold")
     if n <= 64:
         for b in range(n):
-            r, c = b // columns, b % columns
-            ax.text(
-                c * (cell + gap) + 1,
-                r * (cell + gap) + 1,
-                str(b),
-                fontsize=8,
-                va="top",
-                color="#333333",
-            )
+            label(b, 1, str(b), va="top")
     ax.axis("off")
     ax.set_title(
         title or POOL_TITLE.format(n=n, size=layout.block_size),
         fontsize=10,
         loc="left",
     )
+    if null.any():
+        handles = [
+            Patch(facecolor=NULL_BLOCK_COLOR, label=str(NULL_BLOCK)),
+            Patch(facecolor=COLORS["external_fragmentation"], label=str(FREE_BLOCK)),
+            Patch(facecolor=COLORS["reservation"], label=str(LABELS["reservation"])),
+        ]
+        ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(0, 0),
+            ncol=3,
+            fontsize=8,
+            frameon=False,
+        )
     return ax

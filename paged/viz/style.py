@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.collections import PatchCollection
+from matplotlib.colors import to_rgb
 from matplotlib.patches import Patch, Rectangle
 
 from ..text import msg
@@ -34,6 +35,8 @@ HEADERS = {  # the same categories, short enough for a table's column
     "internal_fragmentation": msg("internal frag", "내부 단편화"),
     "external_fragmentation": msg("external frag", "외부 단편화"),
 }
+# vLLM's null block (block 0): held by no sequence and never free, so neither grey nor an owner.
+NULL_BLOCK_COLOR = "#4D4D4D"  # dark grey
 POLICY_NAMES = {"max": "Max", "pow2": "Pow2", "oracle": "Oracle", "paged": "Paged"}
 # Owners of physical blocks: none of the four category colours above.
 SEQ_COLORS = [
@@ -50,6 +53,24 @@ SEQ_COLORS = [
     "#FB9A99",
     "#33A02C",
 ]
+
+
+def relative_luminance(colour) -> float:
+    """WCAG 2's relative luminance of a matplotlib colour: 0 for black, 1 for white."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast_ratio(a, b) -> float:
+    """WCAG 2's contrast ratio of two colours, 1 to 21 (text wants at least 4.5)."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ink_on(fill) -> str:
+    """Black or white, whichever contrasts more with `fill`: the colour of text drawn on it."""
+    black, white = "#000000", "#FFFFFF"
+    return black if contrast_ratio(black, fill) >= contrast_ratio(white, fill) else white
 
 
 def legend_handles(categories=CATEGORIES) -> list[Patch]:
