@@ -10,7 +10,7 @@ from matplotlib.patches import Patch, Rectangle
 from ..text import msg
 from ..trace import PagedLayout
 from .pools import block_fill
-from .style import COLORS, SEQ_COLORS, _axes
+from .style import COLORS, SEQ_COLORS, _axes, ink_on
 
 SEQ_TOKENS = msg("{seq} ({n} tokens)", "{seq} (토큰 {n}개)")
 READ = msg("read by the kernel\n(number: tokens read)", "커널이 읽은 블록\n(숫자: 읽은 토큰 수)")
@@ -136,7 +136,7 @@ def draw_program_accesses(panels, title=None, cell=0.42):
     fig, axes = plt.subplots(
         len(panels),
         1,
-        figsize=(max(5.5, 1.0 + cell * widest + 3.2), cell * sum(heights) + 0.6),
+        figsize=(max(7.5, 1.0 + cell * widest), cell * sum(heights) + 0.9),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
@@ -170,7 +170,7 @@ def draw_program_accesses(panels, title=None, cell=0.42):
                     ha="center",
                     va="center",
                     fontsize=size,
-                    color="white",
+                    color=ink_on(face),
                     fontweight="bold",
                 )
         label = PANEL.format(name=name, kind=KINDS[kind]) + "".join(f" ({n})" for n in note)
@@ -186,9 +186,9 @@ def draw_program_accesses(panels, title=None, cell=0.42):
         Patch(fc=SEVERAL_COLOR, label=str(SEVERAL)),
         Patch(fc="white", ec=STRAY_COLOR, lw=2.5, label=str(STRAY)),
     ]
-    axes[0, 0].legend(handles=handles, fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.legend(handles=handles, fontsize=9, loc="lower left", ncol=3, frameon=False)
     if title:
-        fig.suptitle(title, fontsize=11, x=0.02, ha="left")
+        fig.suptitle(title, fontsize=11, x=0.02, ha="left", wrap=True)
     return fig
 
 
