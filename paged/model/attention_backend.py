@@ -21,6 +21,7 @@ Shapes (NHD, as in `paged.attention.reference`):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,10 +48,13 @@ class BatchedDecode:
         slots = table[:, pos // block_size] * block_size + pos % block_size  # (seqs, slots)
         heads = torch.arange(num_kv_heads, device=device)
         rows = slots[:, None, :] * num_kv_heads + heads[None, :, None]  # (seqs, kv_heads, slots)
-        self.v_rows = rows.flatten()  # rows of the cache viewed as (slots x kv_heads, head_dim)
+        # int32 indices (where they fit) read faster than int64
+        index = torch.int32 if math.prod(cache_shape) < 2**31 else torch.long
+        self.v_rows = rows.flatten().to(index)  # rows of the cache as (slots x kv_heads, head_dim)
         dims = torch.arange(head_dim, device=device)
         # elements of the flat cache, laid out (seqs, kv_heads, head_dim, slots) for q @ K
-        self.k_elems = (rows[:, :, None, :] * head_dim + dims[None, None, :, None]).flatten()
+        elems = rows[:, :, None, :] * head_dim + dims[None, None, :, None]
+        self.k_elems = elems.flatten().to(index)
         self.past_end = (pos[None, :] >= seq_lens[:, None])[:, None, None, :]  # not its slots
         self.shape = (block_table.shape[0], num_kv_heads, num_slots, head_dim)
 

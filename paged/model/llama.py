@@ -128,16 +128,16 @@ class Llama:
         """
         c, w, linear = self.config, self.weights, self.linear
         n, d = token_ids.shape[0], c.head_dim
-        qkv_sizes = (c.num_q_heads * d, c.num_kv_heads * d, c.num_kv_heads * d)
+        num_qk = c.num_q_heads + c.num_kv_heads
         cos, sin = rope_cos_sin(positions, d, c.rope_theta, self.dtype)
         x = w["token_embd.weight"][token_ids]  # (num_tokens, hidden_size)
         for i in range(c.num_layers):
             p = f"blk.{i}."
             h = rms_norm(x, w[p + "attn_norm.weight"], c.rms_norm_eps)
-            q, k, v = linear[p + "attn_qkv"](h).split(qkv_sizes, dim=-1)
-            q = apply_rope(q.view(n, c.num_q_heads, d), cos, sin)
-            k = apply_rope(k.view(n, c.num_kv_heads, d), cos, sin)
-            out = attend(i, q, k, v.view(n, c.num_kv_heads, d))  # (num_tokens, q_heads, head_dim)
+            qkv = linear[p + "attn_qkv"](h).view(n, -1, d)  # (num_tokens, q + 2 kv heads, d)
+            qk = apply_rope(qkv[:, :num_qk], cos, sin)  # the query and key heads, rotated at once
+            q, k, v = qk[:, : c.num_q_heads].contiguous(), qk[:, c.num_q_heads :], qkv[:, num_qk:]
+            out = attend(i, q, k, v)  # (num_tokens, num_q_heads, head_dim)
             x = x + linear[p + "attn_output.weight"](out.reshape(n, c.hidden_size))
             h = rms_norm(x, w[p + "ffn_norm.weight"], c.rms_norm_eps)
             gate, up = linear[p + "ffn_gate_up"](h).split(c.intermediate_size, dim=-1)
