@@ -47,12 +47,15 @@ class Linear:
     """x @ weight.T for x of shape (rows, in_features) on the weight's device, for each weight
     given, the outputs side by side; `packed` is None where F.linear runs."""
 
-    def __init__(self, *weights: torch.Tensor):
+    def __init__(self, *weights: torch.Tensor, stacked: torch.Tensor | None = None):
+        # stacked: torch.cat(weights) if the caller has it (a buffer it reuses for every layer)
         self.weights = weights
         if not onednn_available(weights[0]):
             self.packed = None
-        else:  # the stacked copy lives only until it is reordered
-            self.packed = self._reorder(torch.cat(weights) if len(weights) > 1 else weights[0])
+        elif len(weights) == 1:
+            self.packed = self._reorder(weights[0])
+        else:
+            self.packed = self._reorder(torch.cat(weights) if stacked is None else stacked)
 
     @staticmethod
     def _reorder(weight: torch.Tensor) -> torch.Tensor | None:

@@ -95,10 +95,14 @@ class Llama:
             for name, t in weights.items()
             if t.dim() == 2 and name.split(".")[-2] not in stacked
         }
+        stacks = {}  # one buffer per stack, reused by every layer: no freed copies fragment the heap
         for i in range(config.num_layers):
             p = f"blk.{i}."
             for name, parts in STACKED.items():
-                self.linear[p + name] = Linear(*(weights[f"{p}{part}.weight"] for part in parts))
+                ws = [weights[f"{p}{part}.weight"] for part in parts]
+                if name not in stacks:
+                    stacks[name] = ws[0].new_empty(sum(t.shape[0] for t in ws), ws[0].shape[1])
+                self.linear[p + name] = Linear(*ws, stacked=torch.cat(ws, out=stacks[name]))
 
     @property
     def kv_bytes_per_token(self) -> int:
