@@ -2,9 +2,11 @@
 
 Two shapes of work reach attention:
 - decode: one new query per sequence, a batch of sequences. On the CPU, `decode_attention_ref`
-  does it for the whole batch at once: it gathers each sequence's physical blocks in logical
-  order (`paged.attention.reference.gather_kv_batched`), masks the slots past each
-  sequence's length, and takes a softmax over the rest. On CUDA, the course's Triton kernel
+  does it for the whole batch at once: it reads each sequence's slots in logical order through
+  its block table, masks the slots past each sequence's length, and takes a softmax over the
+  rest. A decode step calls it in all 30 layers with the same tables, so `BatchedDecode` builds
+  what the layers share (which rows of the cache to read, the mask) once per step, and each
+  layer only gathers and multiplies. On CUDA, the course's Triton kernel
   `paged.attention.paged_attention` does the same with the same arguments.
 - prefill: a run of new queries of ONE sequence whose keys are all in the cache (the new ones
   were just written; older ones may be a shared prefix or tokens held before). `prefill_attention`
@@ -19,13 +21,57 @@ Shapes (NHD, as in `paged.attention.reference`):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from ..attention.reference import gather_kv, gather_kv_batched
+from ..attention.reference import gather_kv
 from ..text import msg
+
+
+class BatchedDecode:
+    """One decode step's reads through the block tables, built once for every layer.
+
+    The products are those `torch.einsum` runs for the plain formula (two `bmm`s on the same
+    contiguous operands), so the result is the same to the bit; only the gathers are planned.
+    """
+
+    def __init__(self, block_table, seq_lens, cache_shape):
+        _, block_size, num_kv_heads, head_dim = cache_shape
+        device = block_table.device
+        num_slots = block_table.shape[1] * block_size  # read per sequence, padded to the widest
+        pos = torch.arange(num_slots, device=device)
+        used = pos[::block_size][None, :] < seq_lens[:, None]  # (seqs, blocks): holds a token
+        table = torch.where(used, block_table.long(), 0)  # the rest are ignored: read block 0
+        slots = table[:, pos // block_size] * block_size + pos % block_size  # (seqs, slots)
+        heads = torch.arange(num_kv_heads, device=device)
+        rows = slots[:, None, :] * num_kv_heads + heads[None, :, None]  # (seqs, kv_heads, slots)
+        # int32 indices (where they fit) read faster than int64
+        index = torch.int32 if math.prod(cache_shape) < 2**31 else torch.long
+        self.v_rows = rows.flatten().to(index)  # rows of the cache as (slots x kv_heads, head_dim)
+        dims = torch.arange(head_dim, device=device)
+        # elements of the flat cache, laid out (seqs, kv_heads, head_dim, slots) for q @ K
+        elems = rows[:, :, None, :] * head_dim + dims[None, None, :, None]
+        self.k_elems = elems.flatten().to(index)
+        self.past_end = (pos[None, :] >= seq_lens[:, None])[:, None, None, :]  # not its slots
+        self.shape = (block_table.shape[0], num_kv_heads, num_slots, head_dim)
+
+    def __call__(self, q, k_cache, v_cache, scale=None):
+        """Attention output (num_seqs, num_q_heads, head_dim) of this step's queries."""
+        num_seqs, kv_heads, num_slots, head_dim = self.shape
+        group = q.shape[1] // kv_heads
+        scale = head_dim**-0.5 if scale is None else float(scale)
+        k = k_cache.reshape(-1).index_select(0, self.k_elems).float()
+        v = v_cache.reshape(-1, head_dim).index_select(0, self.v_rows).float()
+        # Query head h reads KV head h // group: the query heads as (kv_heads, group) per sequence.
+        qg = q.float().reshape(num_seqs * kv_heads, group, head_dim)
+        scores = torch.bmm(qg, k.view(num_seqs * kv_heads, head_dim, num_slots))
+        scores = scores.view(num_seqs, kv_heads, group, num_slots) * scale
+        probs = scores.masked_fill_(self.past_end, float("-inf")).softmax(dim=-1)
+        out = torch.bmm(probs.view(-1, group, num_slots), v.view(-1, num_slots, head_dim))
+        return out.view(num_seqs, -1, head_dim).to(q.dtype)
 
 
 def decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens, scale=None):
@@ -33,20 +79,19 @@ def decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens, scale=None)
 
     The same contract as `paged_attention_ref`, vectorised over the batch; fp32 inside.
     """
-    num_seqs, num_q_heads, head_dim = q.shape
-    group = num_q_heads // k_cache.shape[2]
-    scale = head_dim**-0.5 if scale is None else float(scale)
-    k = gather_kv_batched(k_cache, block_table).float()  # (num_seqs, max_len, kv_heads, d)
-    v = gather_kv_batched(v_cache, block_table).float()
-    # Query head h reads KV head h // group: view the query heads as (kv_heads, group).
-    qg = q.float().view(num_seqs, -1, group, head_dim)  # (num_seqs, kv_heads, group, d)
-    scores = torch.einsum("skgd,snkd->skgn", qg, k) * scale  # (num_seqs, kv_heads, group, max_len)
-    positions = torch.arange(k.shape[1], device=q.device)
-    past_end = positions[None, :] >= seq_lens[:, None]  # (num_seqs, max_len): not this sequence's
-    scores = scores.masked_fill(past_end[:, None, None, :], float("-inf"))
-    probs = scores.softmax(dim=-1)
-    out = torch.einsum("skgn,snkd->skgd", probs, v)  # (num_seqs, kv_heads, group, d)
-    return out.reshape(num_seqs, num_q_heads, head_dim).to(q.dtype)
+    return BatchedDecode(block_table, seq_lens, k_cache.shape)(q, k_cache, v_cache, scale)
+
+
+@dataclass(frozen=True)
+class TablesBound:
+    """A decode function that takes the tables at every call, with one step's tables given."""
+
+    decode: Callable
+    block_table: torch.Tensor
+    seq_lens: torch.Tensor
+
+    def __call__(self, q, k_cache, v_cache):
+        return self.decode(q, k_cache, v_cache, self.block_table, self.seq_lens)
 
 
 def prefill_attention(q, k_cache, v_cache, block_table_row, seq_len: int, scale=None):
@@ -74,6 +119,8 @@ class AttentionBackend:
 
     name: str
     decode: Callable  # (q, k_cache, v_cache, block_table, seq_lens) -> out
+    # (block_table, seq_lens, cache_shape) -> (q, k_cache, v_cache) -> out: a step, every layer
+    decode_step: Callable
     prefill: Callable  # (q, k_cache, v_cache, block_table_row, seq_len) -> out
     pow2_block_size: bool  # the Triton kernel needs block_size a power of two in [1, 256]
 
@@ -96,12 +143,14 @@ def select_attention(device: torch.device | str) -> AttentionBackend:
         return AttentionBackend(
             str(ON_CUDA),
             paged_attention,
+            lambda block_table, seq_lens, _: TablesBound(paged_attention, block_table, seq_lens),
             prefill_attention,
             pow2_block_size=True,
         )
     return AttentionBackend(
         str(ON_CPU),
         decode_attention_ref,
+        BatchedDecode,
         prefill_attention,
         pow2_block_size=False,
     )

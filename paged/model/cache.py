@@ -89,13 +89,16 @@ class Attend:
         padded = [c.block_table + [0] * (width - len(c.block_table)) for c in chunks]
         self.block_table = torch.tensor(padded, dtype=torch.int32, device=device)  # (seqs, width)
         self.seq_lens = torch.tensor([c.seq_len for c in chunks], dtype=torch.int32, device=device)
+        if self.is_decode:  # what every layer's decode reads through the tables, planned once
+            shape = cache.caches(0)[0].shape
+            self.decode = attention.decode_step(self.block_table, self.seq_lens, shape)
 
     def __call__(self, layer: int, q, k, v) -> torch.Tensor:
         """q (num_tokens, num_q_heads, head_dim), k and v (num_tokens, num_kv_heads, head_dim)."""
         self.cache.write(layer, self.slot_mapping, k, v)
         k_cache, v_cache = self.cache.caches(layer)
         if self.is_decode:  # one query per sequence: the batched decode path (or the kernel)
-            return self.attention.decode(q, k_cache, v_cache, self.block_table, self.seq_lens)
+            return self.decode(q, k_cache, v_cache)
         out, first = torch.empty_like(q), 0
         for i, c in enumerate(self.chunks):  # prefill: each sequence attends to its own tokens
             n = len(c.token_ids)

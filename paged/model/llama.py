@@ -75,6 +75,9 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return x * cos[:, None, :] + rotated * sin[:, None, :]
 
 
+STACKED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_gate_up": ("ffn_gate", "ffn_up")}
+
+
 class Llama:
     """The network: weights in a dict, one `forward` over a flat run of tokens."""
 
@@ -84,8 +87,22 @@ class Llama:
         self.tokenizer = tokenizer  # set by `paged.model.load`; the forward does not use it
         w = weights["token_embd.weight"]
         self.device, self.dtype = w.device, w.dtype
-        # every weight matrix, laid out once for its products (`paged.model.linear`)
-        self.linear = {name: Linear(t) for name, t in weights.items() if t.dim() == 2}
+        # every weight matrix, laid out once for its products (`paged.model.linear`); those that
+        # read the same input stacked: Q, K, V as "attn_qkv", gate and up as "ffn_gate_up"
+        stacked = {name for parts in STACKED.values() for name in parts}
+        self.linear = {
+            name: Linear(t)
+            for name, t in weights.items()
+            if t.dim() == 2 and name.split(".")[-2] not in stacked
+        }
+        stacks = {}  # one buffer per stack, reused by every layer: no freed copies fragment the heap
+        for i in range(config.num_layers):
+            p = f"blk.{i}."
+            for name, parts in STACKED.items():
+                ws = [weights[f"{p}{part}.weight"] for part in parts]
+                if name not in stacks:
+                    stacks[name] = ws[0].new_empty(sum(t.shape[0] for t in ws), ws[0].shape[1])
+                self.linear[p + name] = Linear(*ws, stacked=torch.cat(ws, out=stacks[name]))
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -115,20 +132,20 @@ class Llama:
         """
         c, w, linear = self.config, self.weights, self.linear
         n, d = token_ids.shape[0], c.head_dim
+        num_qk = c.num_q_heads + c.num_kv_heads
         cos, sin = rope_cos_sin(positions, d, c.rope_theta, self.dtype)
         x = w["token_embd.weight"][token_ids]  # (num_tokens, hidden_size)
         for i in range(c.num_layers):
             p = f"blk.{i}."
             h = rms_norm(x, w[p + "attn_norm.weight"], c.rms_norm_eps)
-            q = linear[p + "attn_q.weight"](h).view(n, c.num_q_heads, d)
-            k = linear[p + "attn_k.weight"](h).view(n, c.num_kv_heads, d)
-            v = linear[p + "attn_v.weight"](h).view(n, c.num_kv_heads, d)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            qkv = linear[p + "attn_qkv"](h).view(n, -1, d)  # (num_tokens, q + 2 kv heads, d)
+            qk = apply_rope(qkv[:, :num_qk], cos, sin)  # the query and key heads, rotated at once
+            q, k, v = qk[:, : c.num_q_heads].contiguous(), qk[:, c.num_q_heads :], qkv[:, num_qk:]
             out = attend(i, q, k, v)  # (num_tokens, num_q_heads, head_dim)
             x = x + linear[p + "attn_output.weight"](out.reshape(n, c.hidden_size))
             h = rms_norm(x, w[p + "ffn_norm.weight"], c.rms_norm_eps)
-            gate = F.silu(linear[p + "ffn_gate.weight"](h))  # (num_tokens, intermediate)
-            x = x + linear[p + "ffn_down.weight"](gate * linear[p + "ffn_up.weight"](h))
+            gate, up = linear[p + "ffn_gate_up"](h).split(c.intermediate_size, dim=-1)
+            x = x + linear[p + "ffn_down.weight"](F.silu(gate) * up)  # (num_tokens, intermediate)
         x = x[attend.last_token_index]  # (num_seqs, hidden_size): only these are sampled from
         x = rms_norm(x, w["output_norm.weight"], c.rms_norm_eps)
         return linear["token_embd.weight"](x)  # the output head is tied to the embedding
