@@ -133,7 +133,7 @@ def serve_tiny(
         prefill_samples=True,
         **options,
     )
-    served = serve(sched, runner)
+    served = serve(sched, runner, policy)
     return served, sched, served.trace
 
 
