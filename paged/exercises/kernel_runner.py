@@ -30,13 +30,11 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import HINT, fresh_seed
+from .core import fresh_seed
 from .guard import forbidden
 from .kernel_launch import launch
 from .triton_checks import (
     ATOMIC,
-    CORRECT,
-    NOT_QUITE,
     SENTINEL,
     UNMASKED_LOAD,
     Watch,
@@ -46,16 +44,15 @@ from .triton_checks import (
     same,
     strays_in,
 )
-from .triton_checks import NOT_A_KERNEL as _NOT_A_KERNEL
-from .triton_checks import WROTE_NOTHING as _WROTE_NOTHING
+from .verdicts import HINT
+from .verdicts import KERNEL_CORRECT as CORRECT
+from .verdicts import KERNEL_NOT_QUITE as NOT_QUITE
+from .verdicts import KERNEL_RANDOM as RANDOM
+from .verdicts import NOT_A_KERNEL as _NOT_A_KERNEL
+from .verdicts import WROTE_NOTHING as _WROTE_NOTHING
 
 __all__: list[str] = []  # the machinery behind basics.py and kernels.py
 
-RANDOM = msg(
-    "  (a random case: `check_{name}(your_kernel, seed={seed})` draws the same cases again)",
-    "  (무작위 사례입니다. `check_{name}(your_kernel, seed={seed})`로 같은 사례를 다시 뽑을 수 "
-    "있습니다)",
-)
 INPUT_WRITTEN = msg(
     "your kernel wrote into {what}, an input", "커널이 입력인 {what} 위치에 썼습니다"
 )

@@ -19,7 +19,8 @@ import torch
 from ..text import msg
 from .guard import forbidden
 from .kernel_launch import launch
-from .triton_checks import NOT_A_KERNEL, SENTINEL, WROTE_NOTHING, interpreted, is_kernel, same
+from .triton_checks import SENTINEL, interpreted, is_kernel, same
+from .verdicts import NOT_A_KERNEL, WROTE_NOTHING
 
 __all__: list[str] = []  # paged.viz.kernel_reads.try_kernel draws what trial() returns
 
