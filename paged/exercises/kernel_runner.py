@@ -180,6 +180,11 @@ class KernelSpec:
     value_hints: tuple = ()
     load_hints: tuple = ()
     forbid: tuple = ()  # (label, library function) pairs that raise while the kernel runs
+    doc: str = ""  # the checker's docstring (`core.checker`)
+
+    def run(self, kernel, seed: int | None = None) -> bool:
+        """`check_kernel(self, kernel, seed)`: what `core.check` calls for a Triton puzzle."""
+        return check_kernel(self, kernel, seed)
 
 
 def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
