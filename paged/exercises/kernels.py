@@ -18,7 +18,6 @@ import torch
 from ..text import msg
 from .kernel_cases import (
     ADDRESS_HINTS,
-    ADDRESS_RULES,
     HINTS,
     POOL_ROWS,
     cache_words,
@@ -30,6 +29,7 @@ from .kernel_cases import (
 )
 from .kernel_cases import table_as_read as _table_read
 from .kernel_runner import Case, KernelSpec, check_kernel
+from .slips import ADDRESS_RULES
 from .triton_checks import SENTINEL, Watch, device, same, whole
 
 __all__ = [

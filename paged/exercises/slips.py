@@ -25,6 +25,19 @@ def _stack_each(c, row, n):
     return torch.stack([c[int(row[p // c.shape[1]]), p % c.shape[1]] for p in range(n)])
 
 
+# ---- a token's slot (chapter 3) and its K row's address (chapter 6's kernels) ----
+# A token's K row address (row=1, c=0: its slot) (in elements from the cache's start) by the right rule and by the
+# typical mistakes: tb = the table row as the kernel would read it, p = positions (column),
+# bs = block size, row = numbers per slot, c = the column(s) inside a slot.
+ADDRESS_RULES = {
+    "right": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p % bs) * row + c,
+    "table_by_position": lambda tb, p, bs, row, c: (tb[p] * bs + p % bs) * row + c,
+    "no_modulo": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p) * row + c,
+    "no_table": lambda tb, p, bs, row, c: p * row + c,
+    "slot_not_times_row": lambda tb, p, bs, row, c: tb[p // bs] * bs + p % bs + c,
+    "block_plus_offset": lambda tb, p, bs, row, c: (tb[p // bs] + p % bs) * row + c,
+}
+
 # ---- reading a sequence's K or V through its block table (chapters 5 and 7) ----
 GATHERS = {
     "pool_front": lambda c, row, n: c.flatten(0, 1)[:n],
