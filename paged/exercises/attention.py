@@ -12,6 +12,7 @@ import math
 from ..text import msg
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
+from .slips import constant_factor, nan_where_finite, on_every
 
 __all__ = [
     "check_gather",
@@ -319,34 +320,9 @@ def _merge_mistakes():
     )
 
 
-def _nan_where_finite(triples) -> bool:
-    import torch
-
-    from .core import Raised
-
-    def overflowed(g):
-        if isinstance(g, Raised):
-            return isinstance(g.error, OverflowError | ZeroDivisionError)
-        return isinstance(g, torch.Tensor) and not bool(torch.isfinite(g).all())
-
-    return all(overflowed(g) and bool(torch.isfinite(w).all()) for g, w, _ in triples)
-
-
-def _constant_factor(triples) -> bool:
-    import torch
-
-    for g, w, _ in triples:
-        if not isinstance(g, torch.Tensor) or g.shape != w.shape:
-            return False
-        ratio = g.double() / w.double()
-        if not bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3)):
-            return False
-    return True
-
-
 _MERGE_SYMPTOMS = (
     (
-        _nan_where_finite,
+        on_every(nan_where_finite),
         msg(
             "NaN, inf or an overflow where the answer is finite: it appears on cases whose "
             "log-sum-exps are far from 0 (|lse| of several hundred or more), far apart, or -inf "
@@ -356,7 +332,7 @@ _MERGE_SYMPTOMS = (
         ),
     ),
     (
-        _constant_factor,
+        on_every(constant_factor),
         msg(
             "off by a constant factor in each case: every number of your output is the answer times "
             "the same amount.",

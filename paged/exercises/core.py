@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from .contract import BREAKS, CHANGED, changed, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
+from .slips import SLIPS
 from .verdicts import CORRECT, HINT, NOT_QUITE, NOT_YET, NOTHING, RAISED, RANDOM
 
 NUM_RANDOM = 40  # random cases per call, besides the fixed ones
@@ -245,10 +246,8 @@ def check(spec, fn, seed: int | None = None) -> bool:
 
 def slips(spec) -> list:
     """The spec's slips as (wrong_fn, hint) pairs: names are looked up in `slips.SLIPS`."""
-    from .slips import SLIPS
-
-    named = spec.slips() if callable(spec.slips) else spec.slips
-    return [SLIPS[s] if isinstance(s, str) else s for s in named]
+    items = spec.slips() if callable(spec.slips) else spec.slips
+    return [SLIPS[s] if isinstance(s, str) else s for s in items]
 
 
 def _random_note(name, seed, i, num_fixed):

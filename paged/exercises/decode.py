@@ -12,8 +12,8 @@ from __future__ import annotations
 from ..text import msg
 from . import guard
 from .contract import tensor_of
-from .core import NUM_RANDOM, Raised, Spec, checker, short
-from .slips import GATHERS, LAST_BLOCK_MISSING
+from .core import NUM_RANDOM, Spec, checker, short
+from .slips import GATHERS, LAST_BLOCK_MISSING, constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
 
@@ -262,40 +262,15 @@ _MISTAKES = (
 )
 
 
-def _all_wrong(test):
-    return lambda triples: all(test(g, w) for g, w, _ in triples)
-
-
-def _overflowed(got, want) -> bool:
-    import torch
-
-    if isinstance(got, Raised):
-        return isinstance(got.error, OverflowError | ZeroDivisionError)
-    return (
-        isinstance(got, torch.Tensor)
-        and not bool(torch.isfinite(got).all())
-        and bool(torch.isfinite(want).all())
-    )
-
-
-def _scaled(got, want) -> bool:
-    import torch
-
-    if not isinstance(got, torch.Tensor) or got.shape != want.shape or not got.numel():
-        return False
-    ratio = got.double() / want.double()
-    return bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3))
-
-
 def _other_shape(got, want) -> bool:
     return hasattr(got, "shape") and tuple(got.shape) != tuple(want.shape)
 
 
 _SYMPTOMS = (
-    (_all_wrong(_overflowed), NO_MAX),
-    (_all_wrong(_scaled), FACTOR),
+    (on_every(nan_where_finite), NO_MAX),
+    (on_every(constant_factor), FACTOR),
     (
-        _all_wrong(_other_shape),
+        on_every(_other_shape),
         msg(
             "the output has another shape than (head_dim,): one query head's attention is one "
             "vector of head_dim numbers.",

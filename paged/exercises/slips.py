@@ -88,3 +88,30 @@ SLIPS = {
         ),
     ),
 }
+
+
+# ---- symptoms: what a wrong output got wrong, for a hint when no slip explains it ----
+def on_every(test):
+    """A `Spec.symptoms` predicate: test(got, want) holds on every case the learner got wrong."""
+    return lambda triples: all(test(g, w) for g, w, _ in triples)
+
+
+def nan_where_finite(got, want) -> bool:
+    """NaN or inf (or an overflow raised) where the answer is finite."""
+    import torch
+
+    if hasattr(got, "error"):  # core.Raised: the call raised
+        overflowed = isinstance(got.error, OverflowError | ZeroDivisionError)
+    else:
+        overflowed = isinstance(got, torch.Tensor) and not bool(torch.isfinite(got).all())
+    return overflowed and bool(torch.isfinite(want).all())
+
+
+def constant_factor(got, want) -> bool:
+    """Every number of got is the same number times want's."""
+    import torch
+
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape or not got.numel():
+        return False
+    ratio = got.double() / want.double()
+    return bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3))
