@@ -1,9 +1,11 @@
-"""The checking loop every plain-Python checker shares: cases, known mistakes, friendly verdicts.
+"""One engine for every checker: an exercise is a `Spec` (data), `check(spec, fn)` runs it.
 
-`run_cases` calls the learner's function on the checker's fixed teaching cases and on random
-cases drawn for this call (`draw(rng)`, seeded: a fresh seed per call, printed with a failing
-random case; `seed=` draws the same ones again), and compares what it gives with the library's
-answer, computed before the call. Around each call:
+A chapter's checker is `check_x = checker(SPEC)`: `check_x(fn, seed=None)` is `check(SPEC, fn,
+seed)`. A Triton puzzle's spec (`kernel_runner.KernelSpec`) goes to the kernel runner from the
+same entry point. For a plain-Python spec, `check` calls the learner's function on the spec's
+fixed teaching cases and on random cases drawn for this call (`draw(rng)`, seeded: a fresh seed
+per call, printed with a failing random case; `seed=` draws the same ones again), and compares
+what it gives with the library's answer, computed before the call. Around each call:
 - the arguments are the function's own copies, snapshotted before (`contract.snapshot`): an
   argument the spec does not let it change (`mutable`) must come back as it went in;
 - what the exercise asks the learner to write (library functions, whole modules, torch
@@ -19,9 +21,10 @@ Its verdicts, in the edition's language (`paged.text`):
 - "not quite" with the first case that disagrees, or the exception raised there (its type and
   message, no traceback), and a hint when a known mistake explains it.
 
-A mistake is a wrong implementation paired with its hint. The hint is printed when the wrong
-implementation reproduces every wrong answer the learner's function gave (the same value, or the
-same kind of exception, on each case it got wrong); one that agrees on every case is preferred.
+A slip (named once in `slips.py`, or given by the spec) is a wrong implementation paired with its
+hint. The hint is printed when the wrong implementation reproduces every wrong answer the
+learner's function gave (the same value, or the same kind of exception, on each case it got
+wrong); one that agrees on every case is preferred.
 So a hint names the slip the learner made, not one that merely collides with it on one case.
 When none does, `symptoms` (predicate over the wrong (got, want, args) triples, hint) may say
 what the output got wrong, never how to fix it.
@@ -90,19 +93,6 @@ def same_sequence(got, want) -> bool:
     return isinstance(got, list | tuple) and list(got) == want
 
 
-def by_case(pairs):
-    """(cases, expected) from [(args, answer)], for answers read off a state built with the case."""
-    cases = [args for args, _ in pairs]
-    answers = {repr(args): answer for args, answer in pairs}  # repr: tensors compare elementwise
-    if len(answers) != len(cases):
-        raise ValueError("two cases have the same arguments")
-
-    def expected(*args):
-        return answers[repr(args)]
-
-    return cases, expected
-
-
 @dataclass(frozen=True)
 class Spec:
     """An exercise as data (module docstring); `check(spec, fn)` runs it.
@@ -151,7 +141,8 @@ def checker(spec, doc: str | None = None):
 
 
 def run_cases(name, fn, cases, expected, mistakes=(), same=operator.eq, describe=None, **kw):
-    """`check` of a Spec made on the spot: `expected` is its answer, `mistakes` its slips."""
+    """`check` of a Spec made on the spot (`expected`: its answer, `mistakes`: its slips); the
+    engine's own tests use it."""
     seed = kw.pop("seed", None)
     spec = Spec(
         name, cases=cases, answer=expected, slips=mistakes, same=same, describe=describe, **kw

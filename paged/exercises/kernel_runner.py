@@ -1,6 +1,6 @@
 """One runner for every Triton puzzle: a puzzle is a `KernelSpec`, `check_kernel` checks it.
 
-The Triton twin of `core.run_cases`. A spec says how to build a case from its parameters (the
+The Triton twin of `core.check`, which hands it every `KernelSpec`. A spec says how to build a case from its parameters (the
 fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
 failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
 `triton_checks.Watch`: which elements a program may load and store), the launch, the compared
