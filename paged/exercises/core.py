@@ -100,8 +100,8 @@ class Spec:
     `cases` are the teaching cases (a list of argument tuples, or a function that builds them
     when checked), `answer(*args)` the library's compared answer (None: `cases` gives (args,
     answer) pairs); `draw(rng)` gives random (args, answer) pairs; `slips` are (wrong_fn, hint)
-    pairs or names in `slips.SLIPS` (or a function giving them). `observe(fn, args)` calls fn and returns (what it returned,
-    what is compared); `same(got, want)` decides equality, or `same_for(args)` gives the `same`
+    pairs or names in `slips.SLIPS` (or a function giving them). `observe(fn, args)` calls fn
+    and returns (what it returned, what is compared); `same(got, want)` decides equality, or `same_for(args)` gives the `same`
     of one case; `describe(args)` names a case and `show(value)` a value in messages. With
     `none_ok`, None is an answer like any other. `mutable` names the arguments fn may change;
     `forbid` (or a function giving it) lists what raises while fn runs (`guard.forbidden`'s

@@ -1,7 +1,7 @@
 """One runner for every Triton puzzle: a puzzle is a `KernelSpec`, `check_kernel` checks it.
 
-The Triton twin of `core.check`, which hands it every `KernelSpec`. A spec says how to build a case from its parameters (the
-fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
+The Triton twin of `core.check`, which hands it every `KernelSpec`. A spec says how to build a
+case from its parameters (the fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
 failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
 `triton_checks.Watch`: which elements a program may load and store), the launch, the compared
 output and the library's answer. For every puzzle and every case the runner checks, in order:
@@ -33,6 +33,8 @@ from ..text import msg
 from .core import fresh_seed
 from .guard import forbidden
 from .kernel_launch import launch
+from .slips import KERNEL_SYMPTOMS as SYMPTOMS
+from .slips import constant_factor_by_row as _constant_factor
 from .triton_checks import (
     ATOMIC,
     SENTINEL,
@@ -96,27 +98,6 @@ SHARE = msg(
     "한 프로그램이 다른 프로그램 몫의 원소에 썼습니다. 그리드의 프로그램들이 출력에서 각자 "
     "자기 몫만 쓰지 않았습니다.",
 )
-SYMPTOMS = {
-    "nonfinite": msg(
-        "the output holds NaN or inf where the answer is finite.",
-        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다.",
-    ),
-    "factor": msg(
-        "every wrong row is off by a constant factor: each row has the right shape, scaled by "
-        "one number.",
-        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다.",
-    ),
-    "precision": msg(
-        "close, but only to about three significant digits (float16's precision): somewhere the "
-        "numbers lost bits that float32 keeps.",
-        "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
-        "남았을 비트를 잃었습니다.",
-    ),
-    "only": msg(
-        "the output is wrong only {region}; everywhere else it is right.",
-        "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다.",
-    ),
-}
 
 
 @dataclasses.dataclass
@@ -353,23 +334,3 @@ def symptom(got, want, tol, regions=None):
     if got.dim() and _constant_factor(got, want, bad):
         return SYMPTOMS["factor"]
     return None
-
-
-def _constant_factor(got, want, bad) -> bool:
-    """Every wrong row of got is one number times the same row of want (that number not 1)."""
-    rows_g, rows_w = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
-    rows_bad = bad.reshape(-1, bad.shape[-1]).any(1)
-    if not bool(rows_bad.any()):
-        return False
-    for g, w in zip(rows_g[rows_bad], rows_w[rows_bad], strict=True):
-        ok = torch.isfinite(w) & (w.abs() > 1e-9)
-        if not bool(ok.any()) or not bool(torch.isfinite(g[ok]).all()):
-            return False
-        ratio = g[ok] / w[ok]
-        if not bool(torch.isclose(ratio, ratio[0].expand_as(ratio), rtol=1e-4).all()):
-            return False
-        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(
-            torch.isclose(g[~ok], w[~ok] * ratio[0], equal_nan=True).all()
-        ):
-            return False
-    return True

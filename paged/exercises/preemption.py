@@ -296,7 +296,8 @@ SWAP_TIME = Spec(
     slips=_SWAP_TIME_SLIPS,
     same=_swap_time_same,
     forbid=["paged.preemption_cost"],
-    doc="""fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s) -> seconds.
+    doc="""fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s)
+    -> seconds.
 
     Chapter 9's cost model: one transfer per block, per layer, for K and for V; each costs a
     fixed latency plus its bytes over the bandwidth. The truth: `CostModel.swap_time`.

@@ -93,7 +93,7 @@ BYTES_PER_TOKEN = Spec(
     slips=_BYTES_PER_TOKEN_SLIPS,
     forbid=["paged.kv"],
     contract=lambda got, args: integer(got),
-    doc="""fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).""",
+    doc="fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).",
 )
 check_bytes_per_token = checker(BYTES_PER_TOKEN)
 

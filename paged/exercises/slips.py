@@ -26,8 +26,8 @@ def _stack_each(c, row, n):
 
 
 # ---- a token's slot (chapter 3) and its K row's address (chapter 6's kernels) ----
-# A token's K row address (row=1, c=0: its slot) (in elements from the cache's start) by the right rule and by the
-# typical mistakes: tb = the table row as the kernel would read it, p = positions (column),
+# A token's K row address (in elements from the cache's start; row=1, c=0: its slot) by the
+# right rule and by the typical mistakes: tb = the table row as the kernel would read it, p = positions (column),
 # bs = block size, row = numbers per slot, c = the column(s) inside a slot.
 ADDRESS_RULES = {
     "right": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p % bs) * row + c,
@@ -91,6 +91,31 @@ SLIPS = {
 
 
 # ---- symptoms: what a wrong output got wrong, for a hint when no slip explains it ----
+# A Triton puzzle's (`kernel_runner.symptom` picks one, element by element and row by row):
+KERNEL_SYMPTOMS = {
+    "nonfinite": msg(
+        "the output holds NaN or inf where the answer is finite.",
+        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다.",
+    ),
+    "factor": msg(
+        "every wrong row is off by a constant factor: each row has the right shape, scaled by "
+        "one number.",
+        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다.",
+    ),
+    "precision": msg(
+        "close, but only to about three significant digits (float16's precision): somewhere the "
+        "numbers lost bits that float32 keeps.",
+        "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
+        "남았을 비트를 잃었습니다.",
+    ),
+    "only": msg(
+        "the output is wrong only {region}; everywhere else it is right.",
+        "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다.",
+    ),
+}
+
+
+# A plain-Python exercise's, case by case (`Spec.symptoms` pairs them with the exercise's words):
 def on_every(test):
     """A `Spec.symptoms` predicate: test(got, want) holds on every case the learner got wrong."""
     return lambda triples: all(test(g, w) for g, w, _ in triples)
@@ -115,3 +140,26 @@ def constant_factor(got, want) -> bool:
         return False
     ratio = got.double() / want.double()
     return bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3))
+
+
+def constant_factor_by_row(got, want, bad) -> bool:
+    """A kernel's output: every wrong row of got is one number times the same row of want (that
+    number not 1)."""
+    import torch
+
+    rows_g, rows_w = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
+    rows_bad = bad.reshape(-1, bad.shape[-1]).any(1)
+    if not bool(rows_bad.any()):
+        return False
+    for g, w in zip(rows_g[rows_bad], rows_w[rows_bad], strict=True):
+        ok = torch.isfinite(w) & (w.abs() > 1e-9)
+        if not bool(ok.any()) or not bool(torch.isfinite(g[ok]).all()):
+            return False
+        ratio = g[ok] / w[ok]
+        if not bool(torch.isclose(ratio, ratio[0].expand_as(ratio), rtol=1e-4).all()):
+            return False
+        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(
+            torch.isclose(g[~ok], w[~ok] * ratio[0], equal_nan=True).all()
+        ):
+            return False
+    return True
