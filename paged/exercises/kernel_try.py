@@ -50,16 +50,10 @@ SHOWN = 8  # values printed of each output
 
 
 def _specs() -> dict:
-    """Every Triton puzzle's KernelSpec, by name (chapters 6 and 7)."""
-    from . import basics, basics_compute, kernel_runner, kernels, kernels_attention, kernels_merge
+    """Every Triton puzzle's KernelSpec, by name (chapters 6 and 7): the registry's."""
+    from . import SPECS, kernel_runner
 
-    modules = (basics, basics_compute, kernels, kernels_attention, kernels_merge)
-    return {
-        spec.name: spec
-        for m in modules
-        for spec in vars(m).values()
-        if isinstance(spec, kernel_runner.KernelSpec)
-    }
+    return {n: s for n, s in SPECS.items() if isinstance(s, kernel_runner.KernelSpec)}
 
 
 @dataclasses.dataclass(frozen=True)
