@@ -12,7 +12,9 @@ program touched (`kernel_try` records it).
 By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
 kernel's Triton puzzles), `serving` (the real model's chapter), `prefix` (chapter 11's block
-hashes). Every checker is listed in its module's `__all__`.
+hashes). Every checker is listed in its module's `__all__`, and is `core.checker(spec)` of a
+`Spec` (or a Triton puzzle's `KernelSpec`) that `core.check` runs; `SPECS` maps each exercise's
+name to its spec, derived from the checkers.
 """
 
 from . import attention, basics, decode, kernels, memory, prefix, serving
@@ -35,3 +37,6 @@ __all__ = [
     *prefix.__all__,
     *serving.__all__,
 ]
+
+# Every exercise's spec, by name (the name `solution` and the checker's verdicts use).
+SPECS = {f.spec.name: f.spec for f in map(globals().get, __all__) if hasattr(f, "spec")}

@@ -11,7 +11,8 @@ import math
 
 from ..text import msg
 from .contract import tensor_of
-from .core import NUM_RANDOM, by_case, run_cases, short
+from .core import NUM_RANDOM, Spec, checker, short
+from .slips import constant_factor, nan_where_finite, on_every
 
 __all__ = [
     "check_gather",
@@ -66,54 +67,12 @@ def _show_rows(value) -> str:
     return f"shape {tuple(value.shape)}, rows from slots {short(slots, 100)}"
 
 
-def _used(row, n, bs):
-    return row[: -(-n // bs)].long()
-
-
-_GATHER_MISTAKES = (
-    (
-        lambda c, row, n: c.flatten(0, 1)[:n],
-        msg(
-            "the tokens come from the pool's first blocks, not from the sequence's: the block "
-            "table was never consulted.",
-            "토큰을 시퀀스의 블록이 아니라 풀의 앞쪽 블록에서 가져왔습니다. 블록 테이블을 한 번도 보지 않았습니다.",
-        ),
-    ),
-    (
-        lambda c, row, n: c[_used(row, n, c.shape[1])].flatten(0, 1),
-        msg(
-            "you returned more than seq_len rows: the padding of the partly filled last block "
-            "came along.",
-            "seq_len개보다 많은 행을 반환했습니다. 일부만 찬 마지막 블록의 빈 자리가 딸려 왔습니다.",
-        ),
-    ),
-    (
-        lambda c, row, n: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:n],
-        msg(
-            "the tokens of the partly filled last block are missing.",
-            "일부만 찬 마지막 블록의 토큰이 빠졌습니다.",
-        ),
-    ),
-    (
-        lambda c, row, n: c[_used(row, n, c.shape[1]).sort().values].flatten(0, 1)[:n],
-        msg(
-            "read the blocks in the table's order, not sorted by id: logical block i is "
-            "block_table[i], whatever its id.",
-            "블록을 id 순서가 아니라 테이블 순서대로 읽으세요. 논리 블록 i는 id와 상관없이 "
-            "block_table[i]입니다.",
-        ),
-    ),
-    (
-        lambda c, row, n: __import__("torch").stack(
-            [c[int(row[p // c.shape[1]]), p % c.shape[1]] for p in range(n)]
-        ),
-        msg(
-            "seq_len can be 0 (an empty sequence): return an empty (0, num_kv_heads, head_dim) "
-            "tensor; torch.stack of an empty list raises.",
-            "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
-            "빈 리스트에 torch.stack을 쓰면 예외가 납니다.",
-        ),
-    ),
+_GATHER_SLIPS = (
+    "gather.pool_front",
+    "gather.whole_last_block",
+    "gather.last_block_missing",
+    "gather.sorted_ids",
+    "gather.stack_empty",
 )
 
 
@@ -143,49 +102,57 @@ def _random_gathers(rng):
     return pairs
 
 
-def check_gather(fn, seed: int | None = None) -> bool:
-    """fn(cache, block_table_row, seq_len) -> (seq_len, num_kv_heads, head_dim), logical order.
+def _gather_kv(*args):
+    from ..attention.reference import gather_kv
+
+    return gather_kv(*args)
+
+
+def _same_tensor(got, want):  # exact: a gather moves numbers, it computes none
+    import torch
+
+    return (
+        isinstance(got, torch.Tensor)
+        and got.shape == want.shape
+        and torch.equal(got.to(want.dtype), want)
+    )
+
+
+def _gather_forbid():
+    from ..attention.reference import gather_kv
+
+    return [
+        ("paged.gather_kv", gather_kv),
+        "paged.attention.reference",
+        "paged.model.attention_backend",
+    ]
+
+
+def _describe_gather(args):
+    cache, row, n = args
+    return f"block_size {cache.shape[1]}, block_table row {row.tolist()}, seq_len {n}"
+
+
+GATHER = Spec(
+    "gather",
+    params=("cache", "block_table_row", "seq_len"),
+    cases=_gather_cases,
+    answer=_gather_kv,
+    draw=_random_gathers,
+    slips=_GATHER_SLIPS,
+    same=_same_tensor,
+    describe=_describe_gather,
+    show=_show_rows,
+    forbid=_gather_forbid,
+    contract=lambda got, args: tensor_of(args[0].dtype)(got),
+    doc="""fn(cache, block_table_row, seq_len) -> (seq_len, num_kv_heads, head_dim), logical order.
 
     Chapter 5: a sequence's K (or V) read through its block table (entries past its last block
     are -1); the answer is a tensor of the cache's dtype, an empty sequence's too. The truth:
     `paged.attention.reference.gather_kv`.
-    """
-    import torch
-
-    from ..attention import reference
-
-    gather_kv = reference.gather_kv
-
-    def same(got, want):  # exact: a gather moves numbers, it computes none
-        return (
-            isinstance(got, torch.Tensor)
-            and got.shape == want.shape
-            and torch.equal(got.to(want.dtype), want)
-        )
-
-    def describe(args):
-        cache, row, n = args
-        return f"block_size {cache.shape[1]}, block_table row {row.tolist()}, seq_len {n}"
-
-    return run_cases(
-        "gather",
-        fn,
-        _gather_cases(),
-        gather_kv,
-        _GATHER_MISTAKES,
-        same=same,
-        describe=describe,
-        show=_show_rows,
-        draw=_random_gathers,
-        seed=seed,
-        params=("cache", "block_table_row", "seq_len"),
-        forbid=[
-            ("paged.gather_kv", gather_kv),
-            "paged.attention.reference",
-            "paged.model.attention_backend",
-        ],
-        contract=lambda got, args: tensor_of(args[0].dtype)(got),
-    )
+    """,
+)
+check_gather = checker(GATHER)
 
 
 # (seed, number of scores, offset of the scores, partition cuts): the last case has scores, and
@@ -353,34 +320,9 @@ def _merge_mistakes():
     )
 
 
-def _nan_where_finite(triples) -> bool:
-    import torch
-
-    from .core import Raised
-
-    def overflowed(g):
-        if isinstance(g, Raised):
-            return isinstance(g.error, OverflowError | ZeroDivisionError)
-        return isinstance(g, torch.Tensor) and not bool(torch.isfinite(g).all())
-
-    return all(overflowed(g) and bool(torch.isfinite(w).all()) for g, w, _ in triples)
-
-
-def _constant_factor(triples) -> bool:
-    import torch
-
-    for g, w, _ in triples:
-        if not isinstance(g, torch.Tensor) or g.shape != w.shape:
-            return False
-        ratio = g.double() / w.double()
-        if not bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3)):
-            return False
-    return True
-
-
 _MERGE_SYMPTOMS = (
     (
-        _nan_where_finite,
+        on_every(nan_where_finite),
         msg(
             "NaN, inf or an overflow where the answer is finite: it appears on cases whose "
             "log-sum-exps are far from 0 (|lse| of several hundred or more), far apart, or -inf "
@@ -390,7 +332,7 @@ _MERGE_SYMPTOMS = (
         ),
     ),
     (
-        _constant_factor,
+        on_every(constant_factor),
         msg(
             "off by a constant factor in each case: every number of your output is the answer times "
             "the same amount.",
@@ -400,60 +342,61 @@ _MERGE_SYMPTOMS = (
 )
 
 
-def check_merge_partitions(fn, seed: int | None = None) -> bool:
-    """fn(list of (partial_out, lse)) -> the merged output (split-K, chapter 7).
+def _merge_same_for(args):
+    # The lse come rounded to float32: half an ulp of each moves a right merge off the whole
+    # sequence's attention by up to ulp(|lse|) * max |partial_out| (an ulp is 5e-4 at 5000;
+    # float64's ulp times 2**29 is float32's).
+    import torch
+
+    parts = args[0]
+    lses = [abs(float(lse)) for _, lse in parts if math.isfinite(float(lse))]
+    biggest = max((float(out.abs().max()) for out, _ in parts), default=0.0)
+    slack = math.ulp(max(lses, default=0.0)) * 2**29 * biggest
+
+    def same(got, want):
+        return (
+            isinstance(got, torch.Tensor)
+            and got.shape == want.shape
+            and torch.allclose(got, want, rtol=1e-4, atol=1e-4 + slack, equal_nan=True)
+        )
+
+    return same
+
+
+def _describe_merge(args):
+    lses = ", ".join(f"{float(lse):.2f}" for _, lse in args[0])
+    return f"{len(args[0])} partitions with lse [{lses}]"
+
+
+def _merge_forbid():
+    from ..attention import reference
+
+    return [
+        ("paged.paged_attention_ref", reference.paged_attention_ref),
+        "paged.attention.reference",
+        "paged.attention.kernel",
+        "paged.model.attention_backend",
+    ]
+
+
+MERGE_PARTITIONS = Spec(
+    "merge_partitions",
+    params=("parts",),
+    cases=lambda: [((parts,), want) for parts, want in _merge_pairs()],
+    draw=_random_merges,
+    slips=_merge_mistakes,
+    same_for=_merge_same_for,
+    describe=_describe_merge,
+    observe=_as_tensor,
+    show=short,
+    forbid=_merge_forbid,
+    symptoms=_MERGE_SYMPTOMS,
+    doc="""fn(list of (partial_out, lse)) -> the merged output (split-K, chapter 7).
 
     Each partition's partial_out is the softmax-weighted sum of V over its tokens, (head_dim,),
     and lse the log-sum-exp of its scores (0-d; -inf for an empty partition). The truth:
     `paged_attention_ref` over the whole sequence. Judged by value: the spec names no dtype, so
     a tensor of any float dtype, or a list of numbers, will do.
-    """
-    import torch
-
-    cases, truth = by_case([((parts,), want) for parts, want in _merge_pairs()])
-
-    def same_for(args):
-        # The lse come rounded to float32: half an ulp of each moves a right merge off the whole
-        # sequence's attention by up to ulp(|lse|) * max |partial_out| (an ulp is 5e-4 at 5000;
-        # float64's ulp times 2**29 is float32's).
-        parts = args[0]
-        lses = [abs(float(lse)) for _, lse in parts if math.isfinite(float(lse))]
-        biggest = max((float(out.abs().max()) for out, _ in parts), default=0.0)
-        slack = math.ulp(max(lses, default=0.0)) * 2**29 * biggest
-
-        def same(got, want):
-            return (
-                isinstance(got, torch.Tensor)
-                and got.shape == want.shape
-                and torch.allclose(got, want, rtol=1e-4, atol=1e-4 + slack, equal_nan=True)
-            )
-
-        return same
-
-    def describe(args):
-        lses = ", ".join(f"{float(lse):.2f}" for _, lse in args[0])
-        return f"{len(args[0])} partitions with lse [{lses}]"
-
-    from ..attention import reference
-
-    return run_cases(
-        "merge_partitions",
-        fn,
-        cases,
-        truth,
-        _merge_mistakes(),
-        same_for=same_for,
-        describe=describe,
-        observe=_as_tensor,
-        show=short,
-        draw=_random_merges,
-        seed=seed,
-        params=("parts",),
-        forbid=[
-            ("paged.paged_attention_ref", reference.paged_attention_ref),
-            "paged.attention.reference",
-            "paged.attention.kernel",
-            "paged.model.attention_backend",
-        ],
-        symptoms=_MERGE_SYMPTOMS,
-    )
+    """,
+)
+check_merge_partitions = checker(MERGE_PARTITIONS)

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .kernel_runner import Case, KernelSpec, check_kernel
+from .core import checker
+from .kernel_runner import Case, KernelSpec
 from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same, strays_in
 from .triton_checks import cell_namer as _cell
 
@@ -103,10 +104,11 @@ STAMP_SPEC = KernelSpec(
 )
 
 
-def check_stamp_kernel(kernel, seed=None) -> bool:
+check_stamp_kernel = checker(
+    STAMP_SPEC,
     """stamp_kernel[(programs,)](out_ptr, BLOCK=): program pid writes pid into its BLOCK
-    elements."""
-    return check_kernel(STAMP_SPEC, kernel, seed)
+    elements.""",
+)
 
 
 # ---- 2 · pointers, offsets and masks: the masked copy ------------------------------------------
@@ -192,13 +194,14 @@ COPY_SPEC = KernelSpec(
 )
 
 
-def check_copy_kernel(kernel, seed=None) -> bool:
+check_copy_kernel = checker(
+    COPY_SPEC,
     """copy_kernel[(cdiv(n, BLOCK),)](x_ptr, out_ptr, n, BLOCK=): out[:n] = x[:n], masked.
 
     Under the interpreter a load of x[n] or beyond is an unmasked load; on a GPU only what
     reaches out can be seen.
-    """
-    return check_kernel(COPY_SPEC, kernel, seed)
+    """,
+)
 
 
 # ---- 3 · broadcasting: a 2-D tile with row strides ----------------------------------------------
@@ -296,11 +299,12 @@ COPY_2D_SPEC = KernelSpec(
 )
 
 
-def check_copy_2d_kernel(kernel, seed=None) -> bool:
+check_copy_2d_kernel = checker(
+    COPY_2D_SPEC,
     """copy_2d_kernel[(cdiv(M, BM), cdiv(N, BN))](x_ptr, out_ptr, M, N, stride_x, stride_out,
     BM=, BN=): copy an (M, N) matrix whose rows are stride_x apart into out (rows stride_out apart).
-    """
-    return check_kernel(COPY_2D_SPEC, kernel, seed)
+    """,
+)
 
 
 def _copy_2d_mistake(f):

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .kernel_runner import Case, KernelSpec, check_kernel
+from .core import checker
+from .kernel_runner import Case, KernelSpec
 from .triton_checks import NAN, SENTINEL, UNMASKED_LOAD, Watch, device, grid_mask, same
 from .triton_checks import cell_namer as _cell
 
@@ -138,11 +139,12 @@ ROW_SOFTMAX_SPEC = KernelSpec(
 )
 
 
-def check_row_softmax_kernel(kernel, seed=None) -> bool:
+check_row_softmax_kernel = checker(
+    ROW_SOFTMAX_SPEC,
     """row_softmax_kernel[(M,)](x_ptr, out_ptr, N, stride_x, BLOCK_N=): out (M, N) = softmax of
     each row of x; rows of x are stride_x apart, out is contiguous; BLOCK_N >= N, a power of two.
-    """
-    return check_kernel(ROW_SOFTMAX_SPEC, kernel, seed)
+    """,
+)
 
 
 # ---- 5 · tl.dot's shape rule: pad to 16, accumulate in fp32 -----------------------------------
@@ -259,8 +261,9 @@ DOT_SPEC = KernelSpec(
 )
 
 
-def check_dot_kernel(kernel, seed=None) -> bool:
+check_dot_kernel = checker(
+    DOT_SPEC,
     """dot_kernel[(1,)](a_ptr, b_ptr, out_ptr, M, N, K, stride_a, stride_b, stride_out, BM=16,
     BN=16, BK=16): out (M, N) float32 = a (M, K) @ b (K, N), float16, rows strided.
-    """
-    return check_kernel(DOT_SPEC, kernel, seed)
+    """,
+)

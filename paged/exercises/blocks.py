@@ -11,7 +11,8 @@ from __future__ import annotations
 from ..paging import PagedAllocator, num_blocks_for
 from ..text import msg
 from .contract import integer
-from .core import NUM_RANDOM, by_case, draws, run_cases
+from .core import NUM_RANDOM, Spec, checker, draws
+from .slips import ADDRESS_RULES
 
 # While the learner's function runs, the allocator's own answers raise (guard.forbidden).
 FORBID = ["paged.paging", "paged.pool", "paged.model.cache"]  # slots, blocks, appends
@@ -74,8 +75,7 @@ def _slot_pairs(rng):
     return pairs
 
 
-def check_slot(fn, seed: int | None = None) -> bool:
-    """fn(block_table, block_size, position) -> flat slot index of that token (chapter 3)."""
+def _slot_cases():
     pairs = []
     for num_blocks, block_size, seed, num_tokens, positions in (
         (40, 4, 7, 37, (0, 3, 4, 17, 36)),
@@ -84,10 +84,23 @@ def check_slot(fn, seed: int | None = None) -> bool:
     ):
         a = replay(num_blocks, block_size, [("allocate", "s", num_tokens)], seed)
         pairs += [((a.block_table("s"), block_size, p), a.slot("s", p)) for p in positions]
-    cases, truth = by_case(pairs)
-    mistakes = (
+    return pairs
+
+
+def _slot_rule(name):
+    """A slot by one of the address slips (`slips.ADDRESS_RULES`): one number per slot."""
+    rule = ADDRESS_RULES[name]
+    return lambda t, bs, p: rule(t, p, bs, 1, 0)
+
+
+SLOT = Spec(
+    "slot",
+    params=("block_table", "block_size", "position"),
+    cases=_slot_cases,
+    draw=_slot_pairs,
+    slips=(
         (
-            lambda t, bs, p: p,
+            _slot_rule("no_table"),
             msg(
                 "you returned the token's logical position; the slot lies in the physical block "
                 "that the block table names for it.",
@@ -96,52 +109,53 @@ def check_slot(fn, seed: int | None = None) -> bool:
             ),
         ),
         (
-            lambda t, bs, p: t[p // bs] + p % bs,
+            _slot_rule("block_plus_offset"),
             msg(
                 "your slots of neighbouring blocks overlap: a block id counts blocks, not slots.",
                 "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
             ),
         ),
         (
-            lambda t, bs, p: t[p // bs] * bs + p,
+            _slot_rule("no_modulo"),
             msg(
                 "your slot lies past the end of its block: the offset is larger than a block holds.",
                 "슬롯이 블록 끝을 넘어갔습니다. 오프셋이 블록 하나에 들어가는 크기보다 큽니다.",
             ),
         ),
         (
-            lambda t, bs, p: t[p] * bs + p % bs,
+            _slot_rule("table_by_position"),
             msg(
                 "you looked the block table up by the token's position; it has one entry per logical "
                 "block, not per token.",
                 "블록 테이블을 토큰의 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
             ),
         ),
-    )
-    return run_cases(
-        "slot",
-        fn,
-        cases,
-        truth,
-        mistakes,
-        draw=_slot_pairs,
-        seed=seed,
-        params=("block_table", "block_size", "position"),
-        forbid=FORBID,
-        contract=lambda got, args: integer(got),
-    )
+    ),
+    forbid=FORBID,
+    contract=lambda got, args: integer(got),
+    doc="""fn(block_table, block_size, position) -> flat slot index of that token (chapter 3).""",
+)
+check_slot = checker(SLOT)
 
 
-def check_wasted_slots(fn, seed: int | None = None) -> bool:
-    """fn(num_tokens, block_size) -> empty slots in the sequence's last block (chapter 3)."""
-    cases = [(0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)]
+def _wasted(num_tokens, block_size):  # the allocator's blocks for that many tokens
+    a = PagedAllocator(num_blocks=num_tokens // block_size + 1, block_size=block_size)
+    a.allocate("s", num_tokens)
+    return a.num_used_blocks * block_size - num_tokens
 
-    def truth(num_tokens, block_size):  # the allocator's blocks for that many tokens
-        a = PagedAllocator(num_blocks=num_tokens // block_size + 1, block_size=block_size)
-        a.allocate("s", num_tokens)
-        return a.num_used_blocks * block_size - num_tokens
 
-    mistakes = (
+def _wasted_case(rng):
+    bs = block_size_for(rng)
+    return max(0, rng.randint(0, 5) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs)))), bs
+
+
+WASTED_SLOTS = Spec(
+    "wasted_slots",
+    params=("num_tokens", "block_size"),
+    cases=[(0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)],
+    answer=_wasted,
+    draw=draws(_wasted_case, _wasted),
+    slips=(
         (
             lambda n, bs: bs - n % bs,
             msg(
@@ -166,24 +180,12 @@ def check_wasted_slots(fn, seed: int | None = None) -> bool:
                 "시퀀스가 가진 슬롯 전체를 반환했습니다. 낭비는 마지막 블록의 빈 슬롯뿐입니다.",
             ),
         ),
-    )
-
-    def generate(rng):
-        bs = block_size_for(rng)
-        return max(0, rng.randint(0, 5) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs)))), bs
-
-    return run_cases(
-        "wasted_slots",
-        fn,
-        cases,
-        truth,
-        mistakes,
-        draw=draws(generate, truth),
-        seed=seed,
-        params=("num_tokens", "block_size"),
-        forbid=FORBID,
-        contract=lambda got, args: integer(got),
-    )
+    ),
+    forbid=FORBID,
+    contract=lambda got, args: integer(got),
+    doc="""fn(num_tokens, block_size) -> empty slots in the sequence's last block (chapter 3).""",
+)
+check_wasted_slots = checker(WASTED_SLOTS)
 
 
 # (num_blocks, block_size, seed, ops): the sequence "s" gets one more token.
@@ -326,26 +328,22 @@ _APPEND_MISTAKES = (
 )
 
 
-def check_append_slot(fn, seed: int | None = None) -> bool:
-    """fn(table, num_tokens, block_size, free) -> slot of one more token (chapter 3).
+APPEND_SLOT = Spec(
+    "append_slot",
+    params=("table", "num_tokens", "block_size", "free"),
+    cases=_append_pairs,
+    draw=_random_appends,
+    slips=_APPEND_MISTAKES,
+    observe=observe_append,
+    show=show_append,
+    mutable=("table", "free"),
+    forbid=FORBID,
+    contract=lambda got, args: integer(got),
+    doc="""fn(table, num_tokens, block_size, free) -> slot of one more token (chapter 3).
 
     Checks the returned slot and what fn did to `table` and `free`: a block is taken with
     `free.pop()` and appended to `table` only when the last block is full or there is none.
     The truth: `PagedAllocator.append` on the same state.
-    """
-    cases, truth = by_case(_append_pairs())
-    return run_cases(
-        "append_slot",
-        fn,
-        cases,
-        truth,
-        _APPEND_MISTAKES,
-        params=("table", "num_tokens", "block_size", "free"),
-        observe=observe_append,
-        show=show_append,
-        draw=_random_appends,
-        seed=seed,
-        mutable=("table", "free"),
-        forbid=FORBID,
-        contract=lambda got, args: integer(got),
-    )
+    """,
+)
+check_append_slot = checker(APPEND_SLOT)

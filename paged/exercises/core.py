@@ -1,9 +1,11 @@
-"""The checking loop every plain-Python checker shares: cases, known mistakes, friendly verdicts.
+"""One engine for every checker: an exercise is a `Spec` (data), `check(spec, fn)` runs it.
 
-`run_cases` calls the learner's function on the checker's fixed teaching cases and on random
-cases drawn for this call (`draw(rng)`, seeded: a fresh seed per call, printed with a failing
-random case; `seed=` draws the same ones again), and compares what it gives with the library's
-answer, computed before the call. Around each call:
+A chapter's checker is `check_x = checker(SPEC)`: `check_x(fn, seed=None)` is `check(SPEC, fn,
+seed)`. A Triton puzzle's spec (`kernel_runner.KernelSpec`) goes to the kernel runner from the
+same entry point. For a plain-Python spec, `check` calls the learner's function on the spec's
+fixed teaching cases and on random cases drawn for this call (`draw(rng)`, seeded: a fresh seed
+per call, printed with a failing random case; `seed=` draws the same ones again), and compares
+what it gives with the library's answer, computed before the call. Around each call:
 - the arguments are the function's own copies, snapshotted before (`contract.snapshot`): an
   argument the spec does not let it change (`mutable`) must come back as it went in;
 - what the exercise asks the learner to write (library functions, whole modules, torch
@@ -19,9 +21,10 @@ Its verdicts, in the edition's language (`paged.text`):
 - "not quite" with the first case that disagrees, or the exception raised there (its type and
   message, no traceback), and a hint when a known mistake explains it.
 
-A mistake is a wrong implementation paired with its hint. The hint is printed when the wrong
-implementation reproduces every wrong answer the learner's function gave (the same value, or the
-same kind of exception, on each case it got wrong); one that agrees on every case is preferred.
+A slip (named once in `slips.py`, or given by the spec) is a wrong implementation paired with its
+hint. The hint is printed when the wrong implementation reproduces every wrong answer the
+learner's function gave (the same value, or the same kind of exception, on each case it got
+wrong); one that agrees on every case is preferred.
 So a hint names the slip the learner made, not one that merely collides with it on one case.
 When none does, `symptoms` (predicate over the wrong (got, want, args) triples, hint) may say
 what the output got wrong, never how to fix it.
@@ -32,37 +35,14 @@ from __future__ import annotations
 import copy
 import operator
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..text import msg
 from .contract import BREAKS, CHANGED, changed, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
+from .slips import SLIPS
+from .verdicts import CORRECT, HINT, NOT_QUITE, NOT_YET, NOTHING, RAISED, RANDOM
 
-CORRECT = msg("{name}: correct ({n} cases).", "{name}: 정답입니다 (사례 {n}개).")
-NOT_YET = msg(
-    "{name}: not yet: replace the stub's `raise NotImplementedError` with your code and run the "
-    "cell again.",
-    "{name}: 아직입니다. 스텁의 `raise NotImplementedError`를 여러분의 코드로 바꾸고 셀을 다시 "
-    "실행하세요.",
-)
-NOTHING = msg(
-    "{name}: you returned nothing — did you forget `return`? (for {case})",
-    "{name}: 아무것도 반환하지 않았습니다. `return`을 빠뜨리지 않았나요? ({case})",
-)
-NOT_QUITE = msg(
-    "{name}: not quite: for {case} you returned {got}, expected {want}.",
-    "{name}: 아직 아닙니다. {case}일 때 반환값은 {got}, 기대한 값은 {want}입니다.",
-)
-RAISED = msg(
-    "{name}: not quite: for {case} your function raised {error}.",
-    "{name}: 아직 아닙니다. {case}일 때 함수에서 예외가 발생했습니다: {error}",
-)
-HINT = msg("  hint: {hint}", "  힌트: {hint}")
-RANDOM = msg(
-    "  (a random case: `check_{name}(your_function, seed={seed})` draws the same cases again)",
-    "  (무작위 사례입니다. `check_{name}(your_function, seed={seed})`로 같은 사례를 다시 뽑을 수 "
-    "있습니다)",
-)
 NUM_RANDOM = 40  # random cases per call, besides the fixed ones
 
 
@@ -113,58 +93,83 @@ def same_sequence(got, want) -> bool:
     return isinstance(got, list | tuple) and list(got) == want
 
 
-def by_case(pairs):
-    """(cases, expected) from [(args, answer)], for answers read off a state built with the case."""
-    cases = [args for args, _ in pairs]
-    answers = {repr(args): answer for args, answer in pairs}  # repr: tensors compare elementwise
-    if len(answers) != len(cases):
-        raise ValueError("two cases have the same arguments")
+@dataclass(frozen=True)
+class Spec:
+    """An exercise as data (module docstring); `check(spec, fn)` runs it.
 
-    def expected(*args):
-        return answers[repr(args)]
-
-    return cases, expected
-
-
-def run_cases(
-    name: str,
-    fn,
-    cases,
-    expected,
-    mistakes=(),
-    same=operator.eq,
-    describe=None,
-    *,
-    same_for=None,
-    observe=plain,
-    show=None,
-    none_ok: bool = False,
-    draw=None,
-    seed: int | None = None,
-    params=(),
-    mutable=(),
-    forbid=(),
-    contract=None,
-    symptoms=(),
-) -> bool:
-    """Check fn against `expected` on every case; `mistakes` are (wrong_fn, hint) pairs.
-
-    `observe(fn, args)` calls fn and returns (what it returned, what is compared), so a checker
-    can compare mutated arguments too; `expected(*args)` gives the compared form directly.
-    `same(got, want)` decides equality, or `same_for(args)` gives the `same` of one case (a
-    tolerance that depends on its inputs); `describe(args)` names a case and `show(value)` a value
-    in messages. With `none_ok`, None is an answer like any other. `draw(rng)` gives random
-    (args, answer) pairs; `params` names the arguments, `mutable` those fn may change; `forbid`
-    lists what raises while fn runs (`guard.forbidden`'s targets); `contract(raw, args)` says
-    why a right value breaks the spec's types, or None (module docstring).
+    `cases` are the teaching cases (a list of argument tuples, or a function that builds them
+    when checked), `answer(*args)` the library's compared answer (None: `cases` gives (args,
+    answer) pairs); `draw(rng)` gives random (args, answer) pairs; `slips` are (wrong_fn, hint)
+    pairs or names in `slips.SLIPS` (or a function giving them). `observe(fn, args)` calls fn
+    and returns (what it returned, what is compared); `same(got, want)` decides equality, or `same_for(args)` gives the `same`
+    of one case; `describe(args)` names a case and `show(value)` a value in messages. With
+    `none_ok`, None is an answer like any other. `mutable` names the arguments fn may change;
+    `forbid` (or a function giving it) lists what raises while fn runs (`guard.forbidden`'s
+    targets); `contract(raw, args)` says why a right value breaks the spec's types, or None;
+    `symptoms` are (predicate over the wrong (got, want, args) triples, hint).
     """
-    show = show or short
-    describe = describe or (named(*params) if params else repr)
+
+    name: str
+    params: tuple = ()
+    cases: object = ()
+    answer: Callable | None = None
+    draw: Callable | None = None
+    slips: tuple = ()
+    same: Callable = operator.eq
+    same_for: Callable | None = None
+    describe: Callable | None = None
+    show: Callable | None = None
+    observe: Callable = plain
+    none_ok: bool = False
+    mutable: tuple = ()
+    forbid: object = ()
+    contract: Callable | None = None
+    symptoms: tuple = ()
+    doc: str = ""
+
+
+def checker(spec, doc: str | None = None):
+    """`check_<name>(fn, seed=None)`: the spec's checker, as the chapters call it."""
+
+    def check_it(fn, seed: int | None = None) -> bool:
+        return check(spec, fn, seed)
+
+    check_it.__name__ = check_it.__qualname__ = f"check_{spec.name}"
+    check_it.__doc__ = doc if doc is not None else getattr(spec, "doc", "")
+    check_it.spec = spec
+    return check_it
+
+
+def run_cases(name, fn, cases, expected, mistakes=(), same=operator.eq, describe=None, **kw):
+    """`check` of a Spec made on the spot (`expected`: its answer, `mistakes`: its slips); the
+    engine's own tests use it."""
+    seed = kw.pop("seed", None)
+    spec = Spec(
+        name, cases=cases, answer=expected, slips=mistakes, same=same, describe=describe, **kw
+    )
+    return check(spec, fn, seed)
+
+
+def check(spec, fn, seed: int | None = None) -> bool:
+    """Check fn against `spec` on every case and print the verdict (module docstring).
+
+    A Triton puzzle (`kernel_runner.KernelSpec`) goes to the kernel runner: the same entry point.
+    """
+    if not isinstance(spec, Spec):  # a KernelSpec checks itself, under the memory watch
+        return spec.run(fn, seed)
+    name, params, observe, contract = spec.name, spec.params, spec.observe, spec.contract
+    show = spec.show or short
+    describe = spec.describe or (named(*params) if params else repr)
     seed = fresh_seed(seed)
-    pairs = [(args, expected(*copy.deepcopy(args))) for args in cases]
+    cases = spec.cases() if callable(spec.cases) else spec.cases
+    if spec.answer is None:
+        pairs = list(cases)
+    else:
+        pairs = [(args, spec.answer(*copy.deepcopy(args))) for args in cases]
     num_fixed = len(pairs)
-    if draw is not None:
-        pairs += draw(random.Random(seed))
+    if spec.draw is not None:
+        pairs += spec.draw(random.Random(seed))
+    forbid = spec.forbid() if callable(spec.forbid) else spec.forbid
     targets = [*forbid, *answer_targets()]
     outcomes = []
     for args, _ in pairs:
@@ -184,7 +189,7 @@ def run_cases(
         if calls:  # a forbidden call that the function caught itself
             print(CALLED.format(name=name, target=calls[0]))
             return False
-        if (arg := changed(before, given, params, mutable)) is not None:
+        if (arg := changed(before, given, params, spec.mutable)) is not None:
             print(CHANGED.format(name=name, case=describe(args), arg=arg))
             _random_note(name, seed, len(outcomes), num_fixed)
             return False
@@ -192,7 +197,7 @@ def run_cases(
     cases = [args for args, _ in pairs]
     wants = [want for _, want in pairs]
     got = [o if isinstance(o, Raised) else o[1] for o in outcomes]
-    sames = [same if same_for is None else same_for(args) for args in cases]
+    sames = [spec.same if spec.same_for is None else spec.same_for(args) for args in cases]
     wrong = [i for i in range(len(cases)) if not _agree(sames[i], got[i], wants[i])]
     if not wrong:
         broken = next(
@@ -214,20 +219,26 @@ def run_cases(
     case = describe(cases[i])
     if isinstance(outcomes[i], Raised):
         print(RAISED.format(name=name, case=case, error=outcomes[i]))
-    elif outcomes[i][0] is None and not none_ok:
+    elif outcomes[i][0] is None and not spec.none_ok:
         print(NOTHING.format(name=name, case=case))
         _random_note(name, seed, i, num_fixed)
         return False
     else:
         print(NOT_QUITE.format(name=name, case=case, got=show(got[i]), want=show(wants[i])))
     _random_note(name, seed, i, num_fixed)
-    hint = _hint(got, wants, wrong, cases, mistakes, sames, observe)
+    hint = _hint(got, wants, wrong, cases, slips(spec), sames, observe)
     if hint is None:
         triples = [(got[j], wants[j], cases[j]) for j in wrong]
-        hint = next((h for test, h in symptoms if _holds(test, triples)), None)
+        hint = next((h for test, h in spec.symptoms if _holds(test, triples)), None)
     if hint is not None:
         print(HINT.format(hint=hint))
     return False
+
+
+def slips(spec) -> list:
+    """The spec's slips as (wrong_fn, hint) pairs: names are looked up in `slips.SLIPS`."""
+    items = spec.slips() if callable(spec.slips) else spec.slips
+    return [SLIPS[s] if isinstance(s, str) else s for s in items]
 
 
 def _random_note(name, seed, i, num_fixed):

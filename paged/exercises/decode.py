@@ -12,7 +12,8 @@ from __future__ import annotations
 from ..text import msg
 from . import guard
 from .contract import tensor_of
-from .core import NUM_RANDOM, Raised, run_cases, short
+from .core import NUM_RANDOM, Spec, checker, short
+from .slips import GATHERS, LAST_BLOCK_MISSING, constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
 
@@ -138,8 +139,10 @@ def _used(row, n, bs):
     return row[: -(-n // bs)].long()
 
 
-def _sorted(row, n, bs):
-    return _used(row, n, bs).sort().values
+def _via(concept):
+    """A K/V read by one of the gather's slips (`slips.GATHERS`), in KV head h, in float32."""
+    gather = GATHERS[concept]
+    return lambda c, row, n, h: gather(c, row, n)[:, h].float()
 
 
 def _keys(cache, row, n, kv_head):
@@ -221,9 +224,7 @@ _MISTAKES = (
         ),
     ),
     (
-        _mistake(
-            read=lambda c, row, n, h: c[_used(row, n, c.shape[1])].flatten(0, 1)[:, h].float()
-        ),
+        _mistake(read=_via("whole_last_block")),
         PAST_LEN,
     ),
     (
@@ -231,7 +232,7 @@ _MISTAKES = (
         PAST_LEN,
     ),
     (
-        _mistake(read=lambda c, row, n, h: c.flatten(0, 1)[:n, h].float()),
+        _mistake(read=_via("pool_front")),
         msg(
             "the tokens come from the pool's first blocks, not from the sequence's: logical block "
             "i lives in physical block block_table_row[i].",
@@ -239,17 +240,9 @@ _MISTAKES = (
             "block_table_row[i]에 있습니다.",
         ),
     ),
-    (_mistake(read=lambda c, row, n, h: _keys(c, _sorted(row, n, c.shape[1]), n, h)), PHYSICAL),
+    (_mistake(read=_via("sorted_ids")), PHYSICAL),
     (_mistake(read=lambda c, row, n, h: _keys(c, row[row >= 0].sort().values, n, h)), PHYSICAL),
-    (
-        _mistake(
-            read=lambda c, row, n, h: c[row[: n // c.shape[1]].long()].flatten(0, 1)[:, h].float()
-        ),
-        msg(
-            "the tokens of the partly filled last block are missing.",
-            "일부만 찬 마지막 블록의 토큰이 빠졌습니다.",
-        ),
-    ),
+    (_mistake(read=_via("last_block_missing")), LAST_BLOCK_MISSING),
     (
         _mistake(read=lambda c, row, n, h: _keys(c, row, n, 0)),
         msg(
@@ -269,40 +262,15 @@ _MISTAKES = (
 )
 
 
-def _all_wrong(test):
-    return lambda triples: all(test(g, w) for g, w, _ in triples)
-
-
-def _overflowed(got, want) -> bool:
-    import torch
-
-    if isinstance(got, Raised):
-        return isinstance(got.error, OverflowError | ZeroDivisionError)
-    return (
-        isinstance(got, torch.Tensor)
-        and not bool(torch.isfinite(got).all())
-        and bool(torch.isfinite(want).all())
-    )
-
-
-def _scaled(got, want) -> bool:
-    import torch
-
-    if not isinstance(got, torch.Tensor) or got.shape != want.shape or not got.numel():
-        return False
-    ratio = got.double() / want.double()
-    return bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3))
-
-
 def _other_shape(got, want) -> bool:
     return hasattr(got, "shape") and tuple(got.shape) != tuple(want.shape)
 
 
 _SYMPTOMS = (
-    (_all_wrong(_overflowed), NO_MAX),
-    (_all_wrong(_scaled), FACTOR),
+    (on_every(nan_where_finite), NO_MAX),
+    (on_every(constant_factor), FACTOR),
     (
-        _all_wrong(_other_shape),
+        on_every(_other_shape),
         msg(
             "the output has another shape than (head_dim,): one query head's attention is one "
             "vector of head_dim numbers.",
@@ -345,42 +313,43 @@ def _show(value) -> str:
     return short(value)
 
 
-def check_decode_one_head(fn, seed: int | None = None) -> bool:
-    """fn(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale) -> (head_dim,).
+def _forbid():
+    from ..attention import reference
+
+    return [  # the library's attention, every module of it, and torch's
+        ("paged.gather_kv", reference.gather_kv),
+        ("paged.paged_attention_ref", reference.paged_attention_ref),
+        "paged.attention.reference",
+        "paged.attention.kernel",
+        "paged.attention.launch",
+        "paged.attention.tiles",
+        "paged.attention.balanced",
+        "paged.attention.steps",
+        "paged.model.attention_backend",
+        guard.SDPA,
+        guard.MHA,
+    ]
+
+
+SPEC = Spec(
+    "decode_one_head",
+    params=PARAMS,
+    cases=_fixed_cases,
+    answer=_truth,
+    draw=_random_cases,
+    slips=_MISTAKES,
+    same=_same,
+    describe=_describe,
+    show=_show,
+    forbid=_forbid,
+    contract=lambda got, args: tensor_of(args[1].dtype)(got),
+    symptoms=_SYMPTOMS,
+    doc="""fn(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale) -> (head_dim,).
 
     Chapter 5: one query head's decode attention, softmax(scale * q . k) weighting v over the
     sequence's first seq_len tokens, read through its block table in KV head kv_head; the answer
     keeps the cache's dtype. torch.softmax is allowed; the library's gather and reference and
     PyTorch's SDPA raise while fn runs. The truth: `paged_attention_ref`.
-    """
-    from ..attention import reference
-
-    cases = _fixed_cases()
-    return run_cases(
-        "decode_one_head",
-        fn,
-        cases,
-        _truth,
-        _MISTAKES,
-        same=_same,
-        describe=_describe,
-        show=_show,
-        draw=_random_cases,
-        seed=seed,
-        params=PARAMS,
-        forbid=[  # the library's attention, every module of it, and torch's
-            ("paged.gather_kv", reference.gather_kv),
-            ("paged.paged_attention_ref", reference.paged_attention_ref),
-            "paged.attention.reference",
-            "paged.attention.kernel",
-            "paged.attention.launch",
-            "paged.attention.tiles",
-            "paged.attention.balanced",
-            "paged.attention.steps",
-            "paged.model.attention_backend",
-            guard.SDPA,
-            guard.MHA,
-        ],
-        contract=lambda got, args: tensor_of(args[1].dtype)(got),
-        symptoms=_SYMPTOMS,
-    )
+    """,
+)
+check_decode_one_head = checker(SPEC)

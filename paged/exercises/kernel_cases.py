@@ -2,7 +2,7 @@
 
 `paged_watch` registers a paged case's tensors (steps.make_case(..., poison=True)) with the
 elements a correct kernel may load: the sequences' tokens in K and V, the used entries of the
-block table, q, seq_lens. `ADDRESS_RULES` are the typical wrong addresses of a token's K row;
+block table, q, seq_lens. `slips.ADDRESS_RULES` are the typical wrong addresses of a K row;
 `read_by_rule` evaluates one on a case, so that a checker can recognise the mistake a learner
 made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000, and
 `rising_scores` makes them climb by hundreds along a sequence (the maximum moves late).
@@ -35,17 +35,6 @@ ENTRY = msg(
 )
 PAST = msg("{name} past its end", "{name}의 끝 너머")
 
-# A token's K row address (in elements from the cache's start) by the right rule and by the
-# typical mistakes: tb = the table row as the kernel would read it, p = positions (column),
-# bs = block size, row = numbers per slot, c = the column(s) inside a slot.
-ADDRESS_RULES = {
-    "right": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p % bs) * row + c,
-    "table_by_position": lambda tb, p, bs, row, c: (tb[p] * bs + p % bs) * row + c,
-    "no_modulo": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p) * row + c,
-    "no_table": lambda tb, p, bs, row, c: p * row + c,
-    "slot_not_times_row": lambda tb, p, bs, row, c: tb[p // bs] * bs + p % bs + c,
-    "block_plus_offset": lambda tb, p, bs, row, c: (tb[p // bs] + p % bs) * row + c,
-}
 ADDRESS_HINTS = {
     "table_by_position": msg(
         "you looked the block table up by token position; it holds one entry per logical "

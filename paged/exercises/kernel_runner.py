@@ -1,7 +1,7 @@
 """One runner for every Triton puzzle: a puzzle is a `KernelSpec`, `check_kernel` checks it.
 
-The Triton twin of `core.run_cases`. A spec says how to build a case from its parameters (the
-fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
+The Triton twin of `core.check`, which hands it every `KernelSpec`. A spec says how to build a
+case from its parameters (the fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
 failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
 `triton_checks.Watch`: which elements a program may load and store), the launch, the compared
 output and the library's answer. For every puzzle and every case the runner checks, in order:
@@ -30,13 +30,13 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import HINT, fresh_seed
+from .core import fresh_seed
 from .guard import forbidden
 from .kernel_launch import launch
+from .slips import KERNEL_SYMPTOMS as SYMPTOMS
+from .slips import constant_factor_by_row as _constant_factor
 from .triton_checks import (
     ATOMIC,
-    CORRECT,
-    NOT_QUITE,
     SENTINEL,
     UNMASKED_LOAD,
     Watch,
@@ -46,16 +46,15 @@ from .triton_checks import (
     same,
     strays_in,
 )
-from .triton_checks import NOT_A_KERNEL as _NOT_A_KERNEL
-from .triton_checks import WROTE_NOTHING as _WROTE_NOTHING
+from .verdicts import HINT
+from .verdicts import KERNEL_CORRECT as CORRECT
+from .verdicts import KERNEL_NOT_QUITE as NOT_QUITE
+from .verdicts import KERNEL_RANDOM as RANDOM
+from .verdicts import NOT_A_KERNEL as _NOT_A_KERNEL
+from .verdicts import WROTE_NOTHING as _WROTE_NOTHING
 
 __all__: list[str] = []  # the machinery behind basics.py and kernels.py
 
-RANDOM = msg(
-    "  (a random case: `check_{name}(your_kernel, seed={seed})` draws the same cases again)",
-    "  (무작위 사례입니다. `check_{name}(your_kernel, seed={seed})`로 같은 사례를 다시 뽑을 수 "
-    "있습니다)",
-)
 INPUT_WRITTEN = msg(
     "your kernel wrote into {what}, an input", "커널이 입력인 {what} 위치에 썼습니다"
 )
@@ -99,27 +98,6 @@ SHARE = msg(
     "한 프로그램이 다른 프로그램 몫의 원소에 썼습니다. 그리드의 프로그램들이 출력에서 각자 "
     "자기 몫만 쓰지 않았습니다.",
 )
-SYMPTOMS = {
-    "nonfinite": msg(
-        "the output holds NaN or inf where the answer is finite.",
-        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다.",
-    ),
-    "factor": msg(
-        "every wrong row is off by a constant factor: each row has the right shape, scaled by "
-        "one number.",
-        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다.",
-    ),
-    "precision": msg(
-        "close, but only to about three significant digits (float16's precision): somewhere the "
-        "numbers lost bits that float32 keeps.",
-        "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
-        "남았을 비트를 잃었습니다.",
-    ),
-    "only": msg(
-        "the output is wrong only {region}; everywhere else it is right.",
-        "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다.",
-    ),
-}
 
 
 @dataclasses.dataclass
@@ -183,6 +161,11 @@ class KernelSpec:
     value_hints: tuple = ()
     load_hints: tuple = ()
     forbid: tuple = ()  # (label, library function) pairs that raise while the kernel runs
+    doc: str = ""  # the checker's docstring (`core.checker`)
+
+    def run(self, kernel, seed: int | None = None) -> bool:
+        """`check_kernel(self, kernel, seed)`: what `core.check` calls for a Triton puzzle."""
+        return check_kernel(self, kernel, seed)
 
 
 def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
@@ -351,23 +334,3 @@ def symptom(got, want, tol, regions=None):
     if got.dim() and _constant_factor(got, want, bad):
         return SYMPTOMS["factor"]
     return None
-
-
-def _constant_factor(got, want, bad) -> bool:
-    """Every wrong row of got is one number times the same row of want (that number not 1)."""
-    rows_g, rows_w = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
-    rows_bad = bad.reshape(-1, bad.shape[-1]).any(1)
-    if not bool(rows_bad.any()):
-        return False
-    for g, w in zip(rows_g[rows_bad], rows_w[rows_bad], strict=True):
-        ok = torch.isfinite(w) & (w.abs() > 1e-9)
-        if not bool(ok.any()) or not bool(torch.isfinite(g[ok]).all()):
-            return False
-        ratio = g[ok] / w[ok]
-        if not bool(torch.isclose(ratio, ratio[0].expand_as(ratio), rtol=1e-4).all()):
-            return False
-        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(
-            torch.isclose(g[~ok], w[~ok] * ratio[0], equal_nan=True).all()
-        ):
-            return False
-    return True

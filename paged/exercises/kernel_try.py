@@ -19,7 +19,8 @@ import torch
 from ..text import msg
 from .guard import forbidden
 from .kernel_launch import launch
-from .triton_checks import NOT_A_KERNEL, SENTINEL, WROTE_NOTHING, interpreted, is_kernel, same
+from .triton_checks import SENTINEL, interpreted, is_kernel, same
+from .verdicts import NOT_A_KERNEL, WROTE_NOTHING
 
 __all__: list[str] = []  # paged.viz.kernel_reads.try_kernel draws what trial() returns
 
@@ -49,16 +50,10 @@ SHOWN = 8  # values printed of each output
 
 
 def _specs() -> dict:
-    """Every Triton puzzle's KernelSpec, by name (chapters 6 and 7)."""
-    from . import basics, basics_compute, kernel_runner, kernels, kernels_attention, kernels_merge
+    """Every Triton puzzle's KernelSpec, by name (chapters 6 and 7): the registry's."""
+    from . import SPECS, kernel_runner
 
-    modules = (basics, basics_compute, kernels, kernels_attention, kernels_merge)
-    return {
-        spec.name: spec
-        for m in modules
-        for spec in vars(m).values()
-        if isinstance(spec, kernel_runner.KernelSpec)
-    }
+    return {n: s for n, s in SPECS.items() if isinstance(s, kernel_runner.KernelSpec)}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 
 from ..text import msg
+from .core import checker
 from .kernel_cases import (
     ADDRESS_HINTS,
-    ADDRESS_RULES,
     HINTS,
     POOL_ROWS,
     cache_words,
@@ -29,7 +29,8 @@ from .kernel_cases import (
     read_by_rule,
 )
 from .kernel_cases import table_as_read as _table_read
-from .kernel_runner import Case, KernelSpec, check_kernel
+from .kernel_runner import Case, KernelSpec
+from .slips import ADDRESS_RULES
 from .triton_checks import SENTINEL, Watch, device, same, whole
 
 __all__ = [
@@ -179,13 +180,14 @@ GATHER_SPEC = KernelSpec(
 )
 
 
-def check_gather_kernel(kernel, seed=None) -> bool:
+check_gather_kernel = checker(
+    GATHER_SPEC,
     """kernel[(cdiv(seq_len, TILE),)](cache, block_table, out, seq_len, BLOCK_SIZE=, ROW=, TILE=).
 
     Copies one sequence's K rows, TILE positions per program, from the paged cache
     (num_blocks, BLOCK_SIZE, ROW) into out (seq_len, ROW), through its block table.
-    """
-    return check_kernel(GATHER_SPEC, kernel, seed)
+    """,
+)
 
 
 # ---- step 3 · one tile of scores ----------------------------------------------------------------
@@ -301,12 +303,13 @@ TILE_SCORES_SPEC = KernelSpec(
 )
 
 
-def check_tile_scores_kernel(kernel, seed=None) -> bool:
+check_tile_scores_kernel = checker(
+    TILE_SCORES_SPEC,
     """kernel[(cdiv(seq_len, TILE),)](q, k_cache, block_table, scores, seq_len, kv_head, scale,
     BLOCK_SIZE=, KV_HEADS=, HEAD_DIM=, TILE=): scores[pos] = scale * q . K[pos, kv_head] for
     pos < seq_len, -inf for the rest of the last tile.
-    """
-    return check_kernel(TILE_SCORES_SPEC, kernel, seed)
+    """,
+)
 
 
 from .kernels_attention import (  # noqa: E402

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..text import msg
+from .core import checker
 from .guard import SDPA, forbidden
 from .kernel_cases import (
     HINTS,
@@ -26,7 +27,7 @@ from .kernel_cases import (
     pool_view,
     rising_scores,
 )
-from .kernel_runner import Case, KernelSpec, check_kernel
+from .kernel_runner import Case, KernelSpec
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
 from .triton_checks import UNMASKED_LOAD, device, same, whole
 
@@ -273,12 +274,13 @@ KNOWN_MAX_SPEC = KernelSpec(
 )
 
 
-def check_known_max_kernel(kernel, seed=None) -> bool:
+check_known_max_kernel = checker(
+    KNOWN_MAX_SPEC,
     """kernel[(num_seqs, num_q_heads)](q, k_cache, v_cache, block_table, seq_lens, m, out, scale,
     max_blocks, BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=): step 4's tile loop, given
     m[seq, head], the largest score of that head (float32).
-    """
-    return check_kernel(KNOWN_MAX_SPEC, kernel, seed)
+    """,
+)
 
 
 # ---- step 4b · the online softmax: the running maximum -------------------------------------
@@ -307,11 +309,12 @@ ONLINE_SOFTMAX_SPEC = KernelSpec(
 )
 
 
-def check_online_softmax_kernel(kernel, seed=None) -> bool:
+check_online_softmax_kernel = checker(
+    ONLINE_SOFTMAX_SPEC,
     """kernel[(num_seqs, num_q_heads)](q, k_cache, v_cache, block_table, seq_lens, out, scale,
     max_blocks, BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=): step 4's tile loop.
-    """
-    return check_kernel(ONLINE_SOFTMAX_SPEC, kernel, seed)
+    """,
+)
 
 
 # ---- step 5 · a group's scores in one tl.dot -------------------------------------------------
@@ -418,9 +421,10 @@ GQA_SCORES_SPEC = KernelSpec(
 )
 
 
-def check_gqa_scores_kernel(kernel, seed=None) -> bool:
+check_gqa_scores_kernel = checker(
+    GQA_SCORES_SPEC,
     """kernel[(num_seqs, KV_HEADS)](q, k_cache, block_table, seq_lens, scores, scale, max_blocks,
     BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=, BLOCK_G=): scores (num_seqs, num_q_heads,
     TILE), one tl.dot per (sequence, KV head) for its GROUP query heads; -inf past seq_len.
-    """
-    return check_kernel(GQA_SCORES_SPEC, kernel, seed)
+    """,
+)

@@ -13,8 +13,9 @@ import numpy as np
 import torch
 
 from ..text import msg
+from .core import checker
 from .kernel_cases import element, output
-from .kernel_runner import Case, KernelSpec, check_kernel
+from .kernel_runner import Case, KernelSpec
 from .triton_checks import UNMASKED_LOAD, Watch, device, same
 
 __all__: list[str] = []  # exported by kernels.py
@@ -165,8 +166,9 @@ MERGE_SPEC = KernelSpec(
 )
 
 
-def check_merge_kernel(kernel, seed=None) -> bool:
+check_merge_kernel = checker(
+    MERGE_SPEC,
     """kernel[(rows,)](part_out, part_lse, out, num_parts, HEAD_DIM=, BLOCK_P=): out[r] =
     sum_p w_p part_out[r, p], w = softmax over p of part_lse[r, p]; BLOCK_P >= num_parts.
-    """
-    return check_kernel(MERGE_SPEC, kernel, seed)
+    """,
+)

@@ -11,7 +11,7 @@ from ..contiguous import ContiguousAllocator
 from ..errors import NoContiguousSpace
 from ..text import msg
 from .contract import optional_integer
-from .core import draws, run_cases
+from .core import Spec, checker, draws
 
 __all__ = ["check_first_fit"]
 
@@ -179,23 +179,21 @@ def _random_holes(rng):
     return holes, size
 
 
-def check_first_fit(fn, seed: int | None = None) -> bool:
-    """fn(holes, size) -> start of the first hole with length >= size, or None (chapter 2).
+FIRST_FIT = Spec(
+    "first_fit",
+    params=("holes", "size"),
+    cases=_FIT_CASES,
+    answer=_first_fit_truth,
+    draw=draws(_random_holes, _first_fit_truth),
+    slips=_FIT_MISTAKES,
+    same=_same_answer,
+    none_ok=True,
+    forbid=["paged.contiguous", "paged.pool"],
+    contract=lambda got, args: optional_integer(got),
+    doc="""fn(holes, size) -> start of the first hole with length >= size, or None (chapter 2).
 
     `holes` lists the free ranges as (start, length), sorted by start. The truth: a
     `ContiguousAllocator` (first-fit placement) whose holes are those, asked to place `size`.
-    """
-    return run_cases(
-        "first_fit",
-        fn,
-        _FIT_CASES,
-        _first_fit_truth,
-        _FIT_MISTAKES,
-        same=_same_answer,
-        params=("holes", "size"),
-        none_ok=True,
-        draw=draws(_random_holes, _first_fit_truth),
-        seed=seed,
-        forbid=["paged.contiguous", "paged.pool"],
-        contract=lambda got, args: optional_integer(got),
-    )
+    """,
+)
+check_first_fit = checker(FIRST_FIT)

@@ -19,7 +19,7 @@ from ..scheduler import Scheduler
 from ..text import msg
 from ..workloads import Request
 from .contract import real
-from .core import NUM_RANDOM, by_case, draws, run_cases, same_sequence
+from .core import NUM_RANDOM, Spec, checker, draws, same_sequence
 
 
 def request_ids(rng, n: int) -> list:
@@ -185,124 +185,122 @@ _VICTIM_MISTAKES = (
 )
 
 
-def check_pick_victims(fn, seed: int | None = None) -> bool:
-    """fn(running, blocks_needed, free_blocks, blocks_held) -> preempted req_ids, in order.
+PICK_VICTIMS = Spec(
+    "pick_victims",
+    params=("running", "blocks_needed", "free_blocks", "blocks_held"),
+    cases=lambda: [_victims_pair(*c) for c in _VICTIM_CASES],
+    draw=_random_victims,
+    slips=_VICTIM_MISTAKES,
+    same=same_sequence,
+    forbid=[  # the scheduler's whole surface, and what drives it
+        "paged.scheduler",
+        "paged.admission",
+        "paged.pool",
+        "paged.paging",
+        "paged.simulator",
+    ],
+    doc="""fn(running, blocks_needed, free_blocks, blocks_held) -> preempted req_ids, in order.
 
     One decode step (chapter 9): `running` lists request ids in arrival order; each, in turn,
     stores one token and needs `blocks_needed[r]` (0 or 1) new blocks for it; when fewer are
     free, the latest-arrived running request is preempted and frees all `blocks_held` of its
     blocks, until the request fits or was itself preempted. The truth: `Scheduler.step`.
-    """
-    cases, truth = by_case([_victims_pair(*c) for c in _VICTIM_CASES])
+    """,
+)
+check_pick_victims = checker(PICK_VICTIMS)
 
-    return run_cases(
-        "pick_victims",
-        fn,
-        cases,
-        truth,
-        _VICTIM_MISTAKES,
-        same=same_sequence,
-        params=("running", "blocks_needed", "free_blocks", "blocks_held"),
-        draw=_random_victims,
-        seed=seed,
-        forbid=[  # the scheduler's whole surface, and what drives it
-            "paged.scheduler",
-            "paged.admission",
-            "paged.pool",
-            "paged.paging",
-            "paged.simulator",
-        ],
+
+def _swap_time_truth(nb, bs, bpt, layers, bw, lat):
+    model = CostModel(
+        bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
+    )
+    return model.swap_time(nb, bs)
+
+
+_SWAP_TIME_CASES = [
+    (10, 16, 819_200, 40, 25e9, 10e-6),
+    (1, 1, 1000, 2, 1e6, 1e-3),
+    (7, 256, 131_072, 32, 25e9, 5e-6),
+    (0, 16, 819_200, 40, 25e9, 10e-6),
+]
+
+_SWAP_TIME_SLIPS = [
+    (
+        lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw,
+        msg(
+            "each block moves as 2 x num_layers transfers (K and V of every layer), not one.",
+            "블록 하나는 한 번이 아니라 2 × num_layers번(모든 레이어의 K와 V) 전송됩니다.",
+        ),
+    ),
+    (
+        lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw,
+        msg(
+            "you left out the fixed latency that every transfer pays.",
+            "전송마다 드는 고정 지연 시간을 빠뜨렸습니다.",
+        ),
+    ),
+    (
+        lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat,
+        msg(
+            "you counted only the fixed latencies: the bytes themselves also take time to cross "
+            "PCIe.",
+            "고정 지연 시간만 셌습니다. 바이트 자체가 PCIe를 건너는 데도 시간이 걸립니다.",
+        ),
+    ),
+    (
+        lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat + nb * bs * bpt / bw,
+        msg(
+            "your time pays half the latencies: a layer's K and V do not move in one transfer.",
+            "지연 시간을 절반만 치렀습니다. 한 레이어의 K와 V는 한 번의 전송으로 옮겨지지 않습니다.",
+        ),
+    ),
+    (
+        lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * (lat + bs * bpt / bw),
+        msg(
+            "your time moves every block's bytes 2 x num_layers times; bytes_per_token already "
+            "covers K and V of every layer.",
+            "블록의 바이트를 2 × num_layers번 옮겼습니다. bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다.",
+        ),
+    ),
+]
+
+
+def _swap_time_same(got, want):  # NumPy float32 and friends will do: float32 holds ~7 digits
+    return real(got) is None and math.isclose(float(got), want, rel_tol=2e-6, abs_tol=1e-15)
+
+
+def _swap_time_case(rng):
+    return (
+        rng.choice((0, 1, 2, rng.randint(1, 5000))),
+        rng.choice((1, 16, 256)),
+        rng.choice((1, 2048, 819_200, rng.randint(1, 10**6))),
+        rng.choice((1, 2, 80)),
+        rng.choice((1e6, 25e9, 64e9, rng.uniform(1e8, 1e11))),
+        rng.choice((1e-9, 1e-6, 10e-6, 1e-3, rng.uniform(1e-7, 1e-4))),
     )
 
 
-def check_swap_time(fn, seed: int | None = None) -> bool:
-    """fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s) -> seconds.
+SWAP_TIME = Spec(
+    "swap_time",
+    params=(
+        "num_blocks",
+        "block_size",
+        "bytes_per_token",
+        "num_layers",
+        "bytes_per_s",
+        "latency_s",
+    ),
+    cases=_SWAP_TIME_CASES,
+    answer=_swap_time_truth,
+    draw=draws(_swap_time_case, _swap_time_truth),
+    slips=_SWAP_TIME_SLIPS,
+    same=_swap_time_same,
+    forbid=["paged.preemption_cost"],
+    doc="""fn(num_blocks, block_size, bytes_per_token, num_layers, bytes_per_s, latency_s)
+    -> seconds.
 
     Chapter 9's cost model: one transfer per block, per layer, for K and for V; each costs a
     fixed latency plus its bytes over the bandwidth. The truth: `CostModel.swap_time`.
-    """
-
-    def truth(nb, bs, bpt, layers, bw, lat):
-        model = CostModel(
-            bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
-        )
-        return model.swap_time(nb, bs)
-
-    cases = [
-        (10, 16, 819_200, 40, 25e9, 10e-6),
-        (1, 1, 1000, 2, 1e6, 1e-3),
-        (7, 256, 131_072, 32, 25e9, 5e-6),
-        (0, 16, 819_200, 40, 25e9, 10e-6),
-    ]
-    mistakes = [
-        (
-            lambda nb, bs, bpt, layers, bw, lat: nb * lat + nb * bs * bpt / bw,
-            msg(
-                "each block moves as 2 x num_layers transfers (K and V of every layer), not one.",
-                "블록 하나는 한 번이 아니라 2 × num_layers번(모든 레이어의 K와 V) 전송됩니다.",
-            ),
-        ),
-        (
-            lambda nb, bs, bpt, layers, bw, lat: nb * bs * bpt / bw,
-            msg(
-                "you left out the fixed latency that every transfer pays.",
-                "전송마다 드는 고정 지연 시간을 빠뜨렸습니다.",
-            ),
-        ),
-        (
-            lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * lat,
-            msg(
-                "you counted only the fixed latencies: the bytes themselves also take time to cross "
-                "PCIe.",
-                "고정 지연 시간만 셌습니다. 바이트 자체가 PCIe를 건너는 데도 시간이 걸립니다.",
-            ),
-        ),
-        (
-            lambda nb, bs, bpt, layers, bw, lat: nb * layers * lat + nb * bs * bpt / bw,
-            msg(
-                "your time pays half the latencies: a layer's K and V do not move in one transfer.",
-                "지연 시간을 절반만 치렀습니다. 한 레이어의 K와 V는 한 번의 전송으로 옮겨지지 않습니다.",
-            ),
-        ),
-        (
-            lambda nb, bs, bpt, layers, bw, lat: nb * 2 * layers * (lat + bs * bpt / bw),
-            msg(
-                "your time moves every block's bytes 2 x num_layers times; bytes_per_token already "
-                "covers K and V of every layer.",
-                "블록의 바이트를 2 × num_layers번 옮겼습니다. bytes_per_token에는 이미 모든 레이어의 K와 V가 들어 있습니다.",
-            ),
-        ),
-    ]
-
-    def same(got, want):  # NumPy float32 and friends will do: float32 holds ~7 digits
-        return real(got) is None and math.isclose(float(got), want, rel_tol=2e-6, abs_tol=1e-15)
-
-    def generate(rng):
-        return (
-            rng.choice((0, 1, 2, rng.randint(1, 5000))),
-            rng.choice((1, 16, 256)),
-            rng.choice((1, 2048, 819_200, rng.randint(1, 10**6))),
-            rng.choice((1, 2, 80)),
-            rng.choice((1e6, 25e9, 64e9, rng.uniform(1e8, 1e11))),
-            rng.choice((1e-9, 1e-6, 10e-6, 1e-3, rng.uniform(1e-7, 1e-4))),
-        )
-
-    return run_cases(
-        "swap_time",
-        fn,
-        cases,
-        truth,
-        mistakes,
-        same=same,
-        draw=draws(generate, truth),
-        seed=seed,
-        params=(
-            "num_blocks",
-            "block_size",
-            "bytes_per_token",
-            "num_layers",
-            "bytes_per_s",
-            "latency_s",
-        ),
-        forbid=["paged.preemption_cost"],
-    )
+    """,
+)
+check_swap_time = checker(SWAP_TIME)

@@ -19,7 +19,7 @@ from .. import prefix_cache
 from ..text import msg
 from .answers import prefix as answers
 from .contract import each
-from .core import draws, run_cases
+from .core import Spec, checker, draws
 
 __all__ = ["check_block_hashes"]
 
@@ -380,25 +380,23 @@ SYMPTOMS = (
 )
 
 
-def check_block_hashes(fn, seed: int | None = None) -> bool:
-    """fn(token_ids, block_size) -> one hash per full block, each over its parent (chapter 11).
+BLOCK_HASHES = Spec(
+    "block_hashes",
+    params=PARAMS,
+    cases=CASES,
+    answer=truth,
+    draw=draws(_family, truth),
+    slips=MISTAKES,
+    describe=describe,
+    observe=observe,
+    show=str,
+    forbid=FORBID,
+    contract=contract,
+    symptoms=SYMPTOMS,
+    doc="""fn(token_ids, block_size) -> one hash per full block, each over its parent (chapter 11).
 
     Any hash function will do: the hashes must be equal where the library's are equal and
     different where they differ, across the related prompts of each case.
-    """
-    return run_cases(
-        "block_hashes",
-        fn,
-        CASES,
-        truth,
-        MISTAKES,
-        describe=describe,
-        observe=observe,
-        show=str,
-        draw=draws(_family, truth),
-        seed=seed,
-        params=PARAMS,
-        forbid=FORBID,
-        contract=contract,
-        symptoms=SYMPTOMS,
-    )
+    """,
+)
+check_block_hashes = checker(BLOCK_HASHES)

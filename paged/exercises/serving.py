@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..scheduler import Scheduler
 from ..text import msg
 from ..workloads import Request
-from .core import NUM_RANDOM, by_case, run_cases, same_sequence
+from .core import NUM_RANDOM, Spec, checker, same_sequence
 from .preemption import request_ids
 
 __all__ = ["check_admit"]
@@ -162,31 +162,26 @@ def _random_admits(rng):
     return pairs
 
 
-def check_admit(fn, seed: int | None = None) -> bool:
-    """fn(waiting, free_blocks, block_size, watermark_blocks) -> admitted req_ids, in order.
+SPEC = Spec(
+    "admit",
+    params=("waiting", "free_blocks", "block_size", "watermark_blocks"),
+    cases=lambda: [_admit_pair(*c) for c in _ADMIT_CASES],
+    draw=_random_admits,
+    slips=_ADMIT_MISTAKES,
+    same=same_sequence,
+    forbid=(  # the scheduler's whole surface, and what drives it
+        "paged.scheduler",
+        "paged.admission",
+        "paged.pool",
+        "paged.paging",
+        "paged.simulator",
+    ),
+    doc="""fn(waiting, free_blocks, block_size, watermark_blocks) -> admitted req_ids, in order.
 
     One step's admission under paging (chapter 10): `waiting` lists (req_id, prompt_len,
     max_new_tokens) in arrival order; each request in turn takes ceil(prompt_len / block_size)
     blocks if that many plus `watermark_blocks` are free, and the first that does not fit stops
     the walk (FCFS). The truth: `Scheduler.step` on a pool of `free_blocks` free blocks.
-    """
-    cases, truth = by_case([_admit_pair(*c) for c in _ADMIT_CASES])
-
-    return run_cases(
-        "admit",
-        fn,
-        cases,
-        truth,
-        _ADMIT_MISTAKES,
-        same=same_sequence,
-        params=("waiting", "free_blocks", "block_size", "watermark_blocks"),
-        draw=_random_admits,
-        seed=seed,
-        forbid=[  # the scheduler's whole surface, and what drives it
-            "paged.scheduler",
-            "paged.admission",
-            "paged.pool",
-            "paged.paging",
-            "paged.simulator",
-        ],
-    )
+    """,
+)
+check_admit = checker(SPEC)

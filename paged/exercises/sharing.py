@@ -12,7 +12,7 @@ from ..text import msg
 from ..workloads import Request
 from .blocks import FORBID, block_size_for, free_list, replay
 from .contract import integer, optional_integer
-from .core import NUM_RANDOM, by_case, draws, run_cases
+from .core import NUM_RANDOM, Spec, checker, draws
 
 __all__ = [
     "check_blocks_after_fork",
@@ -20,19 +20,24 @@ __all__ = [
 ]
 
 
-def check_blocks_after_fork(fn, seed: int | None = None) -> bool:
-    """fn(prompt_len, num_samples, block_size) -> blocks in use once every sample wrote 1 token.
+def _blocks_after_fork(prompt_len, num_samples, block_size):  # the allocator, one token each
+    request = Request(0, prompt_len=prompt_len, output_len=1)
+    return blocks_held_by_samples([request], num_samples, block_size=block_size)
 
-    The prompt is prefilled, forked into num_samples samples and dropped; then each sample
-    writes its first token (copy-on-write where it shares a partly filled block).
-    """
 
-    def truth(prompt_len, num_samples, block_size):  # the allocator itself, one token each
-        request = Request(0, prompt_len=prompt_len, output_len=1)
-        return blocks_held_by_samples([request], num_samples, block_size=block_size)
+def _fork_case(rng):
+    bs = block_size_for(rng)
+    p = max(1, rng.randint(0, 4) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
+    return p, rng.choice((1, 2, 3, rng.randint(1, 9))), bs
 
-    cases = [(10, 3, 4), (8, 3, 4), (1, 4, 16), (33, 2, 16), (32, 5, 16), (7, 1, 8), (5, 3, 1)]
-    mistakes = [
+
+BLOCKS_AFTER_FORK = Spec(
+    "blocks_after_fork",
+    params=("prompt_len", "num_samples", "block_size"),
+    cases=[(10, 3, 4), (8, 3, 4), (1, 4, 16), (33, 2, 16), (32, 5, 16), (7, 1, 8), (5, 3, 1)],
+    answer=_blocks_after_fork,
+    draw=draws(_fork_case, _blocks_after_fork),
+    slips=(
         (
             lambda p, n, bs: -(-p // bs) + n,
             msg(
@@ -68,31 +73,22 @@ def check_blocks_after_fork(fn, seed: int | None = None) -> bool:
                 "샘플마다 자기 토큰을 쓰므로, 샘플마다 자기만의 마지막 블록이 필요합니다.",
             ),
         ),
-    ]
+    ),
+    forbid=(
+        *FORBID,
+        ("paged.experiments.blocks_held_by_samples", blocks_held_by_samples),
+        ("PagedAllocator.fork", PagedAllocator.fork),
+        "paged.experiments",
+        "paged.model.shared_prompt",
+    ),
+    contract=lambda got, args: integer(got),
+    doc="""fn(prompt_len, num_samples, block_size) -> blocks in use once every sample wrote 1 token.
 
-    def generate(rng):
-        bs = block_size_for(rng)
-        p = max(1, rng.randint(0, 4) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
-        return p, rng.choice((1, 2, 3, rng.randint(1, 9))), bs
-
-    return run_cases(
-        "blocks_after_fork",
-        fn,
-        cases,
-        truth,
-        mistakes,
-        draw=draws(generate, truth),
-        seed=seed,
-        params=("prompt_len", "num_samples", "block_size"),
-        forbid=[
-            *FORBID,
-            ("paged.experiments.blocks_held_by_samples", blocks_held_by_samples),
-            ("PagedAllocator.fork", PagedAllocator.fork),
-            "paged.experiments",
-            "paged.model.shared_prompt",
-        ],
-        contract=lambda got, args: integer(got),
-    )
+    The prompt is prefilled, forked into num_samples samples and dropped; then each sample
+    writes its first token (copy-on-write where it shares a partly filled block).
+    """,
+)
+check_blocks_after_fork = checker(BLOCKS_AFTER_FORK)
 
 
 # (num_blocks, block_size, seed, ops, seq): `seq` writes one more token.
@@ -310,25 +306,21 @@ def _write_types(raw, args):
     )
 
 
-def check_write_slot(fn, seed: int | None = None) -> bool:
-    """fn(table, num_tokens, block_size, free, refs) -> (slot, None) or (slot, (old, new)).
+WRITE_SLOT = Spec(
+    "write_slot",
+    params=("table", "num_tokens", "block_size", "free", "refs"),
+    cases=_write_pairs,
+    draw=_random_writes,
+    slips=_WRITE_MISTAKES,
+    observe=observe_write,
+    show=show_write,
+    mutable=("table", "free", "refs"),
+    contract=_write_types,
+    forbid=(*FORBID, ("PagedAllocator.fork", PagedAllocator.fork)),
+    doc="""fn(table, num_tokens, block_size, free, refs) -> (slot, None) or (slot, (old, new)).
 
     Chapter 8's append with copy-on-write: checks the returned pair and what fn did to `table`,
     `free` and `refs`. The truth: `PagedAllocator.append` after allocate/fork/append/free.
-    """
-    cases, truth = by_case(_write_pairs())
-    return run_cases(
-        "write_slot",
-        fn,
-        cases,
-        truth,
-        _WRITE_MISTAKES,
-        params=("table", "num_tokens", "block_size", "free", "refs"),
-        observe=observe_write,
-        show=show_write,
-        draw=_random_writes,
-        seed=seed,
-        mutable=("table", "free", "refs"),
-        contract=_write_types,
-        forbid=[*FORBID, ("PagedAllocator.fork", PagedAllocator.fork)],
-    )
+    """,
+)
+check_write_slot = checker(WRITE_SLOT)

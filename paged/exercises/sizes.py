@@ -15,7 +15,7 @@ from ..text import msg
 from ..trace import CATEGORIES
 from ..workloads import Request, sharegpt_like
 from .contract import integer, real
-from .core import by_case, draws, run_cases
+from .core import Spec, checker, draws
 
 
 def _edge(rng, values, lo, hi):
@@ -30,171 +30,177 @@ __all__ = [
 ]
 
 
-def check_bytes_per_token(fn, seed: int | None = None) -> bool:
-    """fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1)."""
-    cases = [(s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()]
-    cases += [(1, 1, 1, 1), (3, 5, 7, 1)]
+_BYTES_PER_TOKEN_CASES = [
+    (s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()
+]
 
-    def truth(n, h, d, b):
-        return bytes_per_token(
-            ModelSpec("case", num_layers=n, num_kv_heads=h, head_dim=d, dtype_bytes=b)
-        )
+_BYTES_PER_TOKEN_CASES += [(1, 1, 1, 1), (3, 5, 7, 1)]
 
-    mistakes = [
-        (
-            lambda n, h, d, b: n * h * d * b,
-            msg(
-                "K and V are both cached: you counted only one of them.",
-                "K와 V를 모두 저장합니다. 둘 중 하나만 셌습니다.",
-            ),
-        ),
-        (
-            lambda n, h, d, b: 2 * n * h * d,
-            msg(
-                "you counted numbers, not bytes: each number takes dtype_bytes bytes.",
-                "바이트가 아니라 숫자 개수를 셌습니다. 숫자 하나는 dtype_bytes 바이트를 차지합니다.",
-            ),
-        ),
-        (
-            lambda n, h, d, b: 2 * h * d * b,
-            msg(
-                "every layer keeps its own K and V: you counted one layer.",
-                "레이어마다 자기 K와 V를 따로 저장합니다. 한 레이어만 셌습니다.",
-            ),
-        ),
-        (
-            lambda n, h, d, b: 16 * n * h * d * b,
-            msg(
-                "dtype_bytes is already in bytes: no factor of 8 for bits.",
-                "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.",
-            ),
-        ),
-    ]
 
-    def generate(rng):
-        return (
-            _edge(rng, (1, 2, 80, 128), 1, 96),
-            _edge(rng, (1, 3, 96), 1, 64),
-            _edge(rng, (1, 64, 128, 256), 1, 300),
-            rng.choice((1, 2, 4, 8)),
-        )
-
-    return run_cases(
-        "bytes_per_token",
-        fn,
-        cases,
-        truth,
-        mistakes,
-        draw=draws(generate, truth),
-        seed=seed,
-        params=("num_layers", "num_kv_heads", "head_dim", "dtype_bytes"),
-        forbid=["paged.kv"],
-        contract=lambda got, args: integer(got),
+def _bytes_per_token_truth(n, h, d, b):
+    return bytes_per_token(
+        ModelSpec("case", num_layers=n, num_kv_heads=h, head_dim=d, dtype_bytes=b)
     )
 
 
-def check_pow2_reservation(fn, seed: int | None = None) -> bool:
-    """fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1)."""
-    cases = [
-        (40, 25, 2048),
-        (1, 1, 2048),
-        (10, 64, 2048),
-        (10, 65, 2048),
-        (100, 700, 1000),
-        (300, 1500, 2048),
-        (3, 5, 16),
-        (7, 9, 2048),
-    ]
+_BYTES_PER_TOKEN_SLIPS = [
+    (
+        lambda n, h, d, b: n * h * d * b,
+        msg(
+            "K and V are both cached: you counted only one of them.",
+            "K와 V를 모두 저장합니다. 둘 중 하나만 셌습니다.",
+        ),
+    ),
+    (
+        lambda n, h, d, b: 2 * n * h * d,
+        msg(
+            "you counted numbers, not bytes: each number takes dtype_bytes bytes.",
+            "바이트가 아니라 숫자 개수를 셌습니다. 숫자 하나는 dtype_bytes 바이트를 차지합니다.",
+        ),
+    ),
+    (
+        lambda n, h, d, b: 2 * h * d * b,
+        msg(
+            "every layer keeps its own K and V: you counted one layer.",
+            "레이어마다 자기 K와 V를 따로 저장합니다. 한 레이어만 셌습니다.",
+        ),
+    ),
+    (
+        lambda n, h, d, b: 16 * n * h * d * b,
+        msg(
+            "dtype_bytes is already in bytes: no factor of 8 for bits.",
+            "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.",
+        ),
+    ),
+]
 
-    def truth(p, o, m):
-        return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
 
-    mistakes = [
-        (
-            lambda p, o, m: min(next_pow2(p + o), m),
-            msg(
-                "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
-                "reserves 32 positions for outputs, on top of the prompt.",
-                "프롬프트 + 출력을 올림했습니다. 논문은 출력만 올림합니다. 실제 출력이 25이면 "
-                "프롬프트와 별도로 출력 자리 32개를 예약합니다.",
-            ),
-        ),
-        (
-            lambda p, o, m: min(p + (1 << o.bit_length()), m),
-            msg(
-                "an output length that is already a power of two needs no rounding; yours moved it "
-                "up to the next one (64 → 128).",
-                "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
-                "으로 올렸습니다(64 → 128).",
-            ),
-        ),
-        (
-            lambda p, o, m: p + min(next_pow2(o), m),
-            msg(
-                "you capped the rounded output alone; the cap applies to the whole reservation, "
-                "prompt included.",
-                "올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 "
-                "적용됩니다.",
-            ),
-        ),
-        (
-            lambda p, o, m: p + next_pow2(o),
-            msg(
-                "you never capped it: a reservation is at most max_seq_len slots.",
-                "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.",
-            ),
-        ),
-        (
-            lambda p, o, m: min(next_pow2(o), m),
-            msg(
-                "you left out the prompt: its slots are reserved too.",
-                "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.",
-            ),
-        ),
-        (
-            lambda p, o, m: min(p + 2 * o, m),
-            msg(
-                "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
-                "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.",
-            ),
-        ),
-        (
-            lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m),
-            msg(
-                "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
-                "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).",
-            ),
-        ),
-    ]
-
-    def generate(rng):
-        k = rng.randint(0, 11)  # outputs at, just below and just above a power of two
-        o = max(1, (1 << k) + rng.choice((-1, 0, 0, 1)))
-        p = _edge(rng, (1, 2, 1000), 1, 1500)
-        m = rng.choice(
-            (
-                p + o,
-                p + next_pow2(o),
-                p + next_pow2(o) - 1,
-                2048,
-                4096,
-                p + o + rng.randint(0, 3000),
-            )
-        )
-        return p, o, max(m, p + o)
-
-    return run_cases(
-        "pow2_reservation",
-        fn,
-        cases,
-        truth,
-        mistakes,
-        draw=draws(generate, truth),
-        seed=seed,
-        params=("prompt_len", "output_len", "max_seq_len"),
-        forbid=["paged.contiguous", "paged.pool"],
-        contract=lambda got, args: integer(got),
+def _bytes_per_token_case(rng):
+    return (
+        _edge(rng, (1, 2, 80, 128), 1, 96),
+        _edge(rng, (1, 3, 96), 1, 64),
+        _edge(rng, (1, 64, 128, 256), 1, 300),
+        rng.choice((1, 2, 4, 8)),
     )
+
+
+BYTES_PER_TOKEN = Spec(
+    "bytes_per_token",
+    params=("num_layers", "num_kv_heads", "head_dim", "dtype_bytes"),
+    cases=_BYTES_PER_TOKEN_CASES,
+    answer=_bytes_per_token_truth,
+    draw=draws(_bytes_per_token_case, _bytes_per_token_truth),
+    slips=_BYTES_PER_TOKEN_SLIPS,
+    forbid=["paged.kv"],
+    contract=lambda got, args: integer(got),
+    doc="fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).",
+)
+check_bytes_per_token = checker(BYTES_PER_TOKEN)
+
+
+_POW2_RESERVATION_CASES = [
+    (40, 25, 2048),
+    (1, 1, 2048),
+    (10, 64, 2048),
+    (10, 65, 2048),
+    (100, 700, 1000),
+    (300, 1500, 2048),
+    (3, 5, 16),
+    (7, 9, 2048),
+]
+
+
+def _pow2_reservation_truth(p, o, m):
+    return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
+
+
+_POW2_RESERVATION_SLIPS = [
+    (
+        lambda p, o, m: min(next_pow2(p + o), m),
+        msg(
+            "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
+            "reserves 32 positions for outputs, on top of the prompt.",
+            "프롬프트 + 출력을 올림했습니다. 논문은 출력만 올림합니다. 실제 출력이 25이면 "
+            "프롬프트와 별도로 출력 자리 32개를 예약합니다.",
+        ),
+    ),
+    (
+        lambda p, o, m: min(p + (1 << o.bit_length()), m),
+        msg(
+            "an output length that is already a power of two needs no rounding; yours moved it "
+            "up to the next one (64 → 128).",
+            "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
+            "으로 올렸습니다(64 → 128).",
+        ),
+    ),
+    (
+        lambda p, o, m: p + min(next_pow2(o), m),
+        msg(
+            "you capped the rounded output alone; the cap applies to the whole reservation, "
+            "prompt included.",
+            "올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 적용됩니다.",
+        ),
+    ),
+    (
+        lambda p, o, m: p + next_pow2(o),
+        msg(
+            "you never capped it: a reservation is at most max_seq_len slots.",
+            "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.",
+        ),
+    ),
+    (
+        lambda p, o, m: min(next_pow2(o), m),
+        msg(
+            "you left out the prompt: its slots are reserved too.",
+            "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.",
+        ),
+    ),
+    (
+        lambda p, o, m: min(p + 2 * o, m),
+        msg(
+            "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
+            "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.",
+        ),
+    ),
+    (
+        lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m),
+        msg(
+            "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
+            "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).",
+        ),
+    ),
+]
+
+
+def _pow2_reservation_case(rng):
+    k = rng.randint(0, 11)  # outputs at, just below and just above a power of two
+    o = max(1, (1 << k) + rng.choice((-1, 0, 0, 1)))
+    p = _edge(rng, (1, 2, 1000), 1, 1500)
+    m = rng.choice(
+        (
+            p + o,
+            p + next_pow2(o),
+            p + next_pow2(o) - 1,
+            2048,
+            4096,
+            p + o + rng.randint(0, 3000),
+        )
+    )
+    return p, o, max(m, p + o)
+
+
+POW2_RESERVATION = Spec(
+    "pow2_reservation",
+    params=("prompt_len", "output_len", "max_seq_len"),
+    cases=_POW2_RESERVATION_CASES,
+    answer=_pow2_reservation_truth,
+    draw=draws(_pow2_reservation_case, _pow2_reservation_truth),
+    slips=_POW2_RESERVATION_SLIPS,
+    forbid=["paged.contiguous", "paged.pool"],
+    contract=lambda got, args: integer(got),
+    doc="""fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1).""",
+)
+check_pow2_reservation = checker(POW2_RESERVATION)
 
 
 # Runs whose traces are the cases: (requests, policy, options); seeded, 7 to about 900 steps.
@@ -383,34 +389,30 @@ def _describe_run(args) -> str:
     return f"a run of {len(steps)} steps, kv_slots={kv_slots}"
 
 
-def check_breakdown(fn, seed: int | None = None) -> bool:
-    """fn(steps, kv_slots) -> 4 fractions; steps = [(usage, num_waiting, num_running)].
+def _show_fractions(value) -> str:
+    if isinstance(value, tuple) and len(value) == 4 and all(isinstance(x, float) for x in value):
+        return repr(tuple(round(x, 4) for x in value))
+    return repr(value)
+
+
+BREAKDOWN = Spec(
+    "breakdown",
+    params=("steps", "kv_slots"),
+    cases=_breakdown_pairs,
+    draw=_random_runs,
+    slips=_BREAKDOWN_MISTAKES,
+    same=_same_fractions,
+    describe=_describe_run,
+    observe=_fractions,
+    show=_show_fractions,
+    forbid=["paged.simulator", "paged.scheduler"],
+    contract=_four_numbers,
+    doc="""fn(steps, kv_slots) -> 4 fractions; steps = [(usage, num_waiting, num_running)].
 
     Chapter 4's averaging behind every Fig. 2 bar: over the steps in which some request waits,
     or over the busy steps if nobody ever waits. The cases are the traces of real runs, some
     rotated to end with a step in which a request waits (the order of the steps does not change
     an average), and the truth is the breakdown `simulate` reported for each.
-    """
-    cases, truth = by_case(_breakdown_pairs())
-    return run_cases(
-        "breakdown",
-        fn,
-        cases,
-        truth,
-        _BREAKDOWN_MISTAKES,
-        same=_same_fractions,
-        describe=_describe_run,
-        observe=_fractions,
-        show=_show_fractions,
-        draw=_random_runs,
-        seed=seed,
-        params=("steps", "kv_slots"),
-        forbid=["paged.simulator", "paged.scheduler"],
-        contract=_four_numbers,
-    )
-
-
-def _show_fractions(value) -> str:
-    if isinstance(value, tuple) and len(value) == 4 and all(isinstance(x, float) for x in value):
-        return repr(tuple(round(x, 4) for x in value))
-    return repr(value)
+    """,
+)
+check_breakdown = checker(BREAKDOWN)

@@ -32,16 +32,6 @@ __all__: list[str] = []  # helpers for basics.py and kernels.py, which export th
 SENTINEL = 0.5  # outputs start as this: never a right answer everywhere at once
 MAX_REPORTED = 1  # a verdict names the first stray address; the count says how many more
 
-NOT_A_KERNEL = msg(
-    "{name}: not yet: pass your @triton.jit kernel (got {got}).",
-    "{name}: 아직입니다. @triton.jit 커널을 넘겨 주세요(받은 것: {got}).",
-)
-WROTE_NOTHING = msg(
-    "{name}: not yet: your kernel wrote nothing. Write its body and run again.",
-    "{name}: 아직입니다. 커널이 아무것도 쓰지 않았습니다. 본문을 채우고 다시 실행하세요.",
-)
-CORRECT = msg("{name}: correct ({what}).", "{name}: 정답입니다 ({what}).")
-NOT_QUITE = msg("{name}: not quite ({where}): {what}", "{name}: 아직 아닙니다 ({where}). {what}")
 STRAY_LOAD = msg(
     "program {pid} loaded {what} (stray lanes in this case: {count})",
     "프로그램 {pid}의 읽기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",

@@ -1,0 +1,70 @@
+"""Every exercise is a spec run by one engine: what holds for one holds for all.
+
+For each plain-Python spec in the registry (`paged.exercises.SPECS`): the model answer passes; a
+stub still raising NotImplementedError gets "not yet"; each named slip, handed in as the
+learner's function, is rejected with its own hint; a seed draws the same random cases again.
+Triton puzzles go through the same entry point (`core.check` hands a `KernelSpec` to the kernel
+runner); their verdicts are tested in test_exercises_triton.py.
+"""
+
+import dataclasses
+import random
+
+import pytest
+
+from paged import exercises as ex
+from paged.exercises import answers, core
+from paged.exercises.kernel_runner import KernelSpec
+from paged.exercises.verdicts import HINT, NOT_A_KERNEL, NOT_YET
+
+PLAIN = sorted(n for n, s in ex.SPECS.items() if isinstance(s, core.Spec))
+SLIPS = [(n, i) for n in PLAIN for i in range(len(core.slips(ex.SPECS[n])))]
+
+
+def test_every_checker_is_a_spec_in_the_registry():
+    checkers = [n for n in ex.__all__ if n.startswith("check_")]
+    assert len(checkers) == len(ex.SPECS) >= 27
+    for name in checkers:
+        spec = getattr(ex, name).spec
+        assert isinstance(spec, core.Spec | KernelSpec) and ex.SPECS[spec.name] is spec
+        assert name == f"check_{spec.name}" and getattr(ex, name).__doc__
+
+
+@pytest.mark.parametrize("name", PLAIN)
+def test_the_model_answer_passes(name, capsys):
+    assert core.check(ex.SPECS[name], answers.find(name), seed=1) is True
+    assert capsys.readouterr().out.startswith(f"{name}: correct")
+
+
+@pytest.mark.parametrize("name", PLAIN)
+def test_a_stub_gets_not_yet(name, capsys):
+    def stub(*args):
+        raise NotImplementedError
+
+    assert core.check(ex.SPECS[name], stub) is False
+    assert capsys.readouterr().out == NOT_YET.format(name=name) + "\n"
+
+
+@pytest.mark.parametrize(("name", "i"), SLIPS)
+def test_each_slip_is_rejected_with_its_own_hint(name, i, capsys):
+    spec = dataclasses.replace(ex.SPECS[name], forbid=())  # a slip may use the library's helpers
+    wrong, hint = core.slips(spec)[i]
+    assert core.check(spec, wrong, seed=1) is False
+    assert HINT.format(hint=hint) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", [n for n in PLAIN if ex.SPECS[n].draw is not None])
+def test_a_seed_draws_the_same_cases_again(name):
+    draw = ex.SPECS[name].draw
+    assert repr(draw(random.Random(7))) == repr(draw(random.Random(7)))
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, s in ex.SPECS.items() if isinstance(s, KernelSpec))
+)
+def test_a_kernel_spec_goes_through_the_same_entry_point(name, capsys):
+    def not_a_kernel(*args):
+        raise NotImplementedError
+
+    assert core.check(ex.SPECS[name], not_a_kernel) is False
+    assert capsys.readouterr().out == NOT_A_KERNEL.format(name=name, got="function") + "\n"
