@@ -10,7 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_NAMES = {"pytorch": "torch"}  # conda-forge name -> PyPI name
-IMPORT_NAMES = {"PIL": "pillow"}  # import name -> PyPI name, where they differ
+IMPORT_NAMES = {"PIL": "pillow", "IPython": "ipython"}  # import name -> PyPI name, where they differ
 
 
 def _split(spec: str) -> tuple[str, str]:
@@ -57,8 +57,9 @@ def test_setup_cell_checks_the_dependencies():
     from paged.course import colab as course
 
     core = {_split(s)[0] for s in _project()["dependencies"]}
-    assert set(course.RUNTIME_MODULES) <= core
-    assert core - set(course.RUNTIME_MODULES) <= {"pillow"}  # matplotlib cannot import without it
+    checked = {IMPORT_NAMES.get(m, m) for m in course.RUNTIME_MODULES}
+    assert checked <= core
+    assert core - checked <= {"pillow"}  # matplotlib cannot import without it
 
 
 def test_colab_cannot_pull_jupyter_or_test_tools():

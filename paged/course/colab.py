@@ -25,7 +25,7 @@ REPO = "paged-attention-course/paged-attention-course"
 REPO_URL = f"https://github.com/{REPO}"
 PIP_SPEC = f"git+{REPO_URL}"
 # What `paged` imports at run time; Colab ships them all, so the setup cell only checks them.
-RUNTIME_MODULES = ("torch", "triton", "numpy", "matplotlib", "ipywidgets")
+RUNTIME_MODULES = ("torch", "triton", "numpy", "matplotlib", "ipywidgets", "IPython", "tqdm")
 SETUP_MARKER = "# Setup: in Google Colab"
 
 _OWNER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
