@@ -10,7 +10,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_NAMES = {"pytorch": "torch"}  # conda-forge name -> PyPI name
-IMPORT_NAMES = {"PIL": "pillow", "IPython": "ipython"}  # import name -> PyPI name, where they differ
+# import name -> PyPI name, where they differ
+IMPORT_NAMES = {"PIL": "pillow", "IPython": "ipython"}
 
 
 def _split(spec: str) -> tuple[str, str]:
