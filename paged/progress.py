@@ -49,4 +49,7 @@ def progress(total: int, desc: str):
     try:
         yield bar
     finally:
-        bar.close()  # leave=False: the widget closes, and the bar is gone from the live page
+        bar.close()
+        # gone from the live page, also when it stopped short of `total` (answers that end
+        # before their cap), which tqdm would leave standing in red
+        bar.container.close()
