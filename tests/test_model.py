@@ -14,6 +14,7 @@ PAGED_REQUIRE_MODEL=1 (CI), where they fail instead.
 from __future__ import annotations
 
 import importlib
+import os
 
 import pytest
 import torch
@@ -320,12 +321,16 @@ def test_weights_cache_is_keyed_atomic_and_rebuilt_when_damaged(tiny_gguf, tmp_p
     assert not hit and [f.name for f in cache.iterdir()] == [f"weights-{W.cache_key(path)}.pt"]
     _, tensors, hit = W.load_weights(path, cache)
     assert hit and torch.equal(tensors["blk.1.attn_q.weight"], model.weights["blk.1.attn_q.weight"])
-    # Another file at the same path (new size and mtime): the old cache is not used.
+    # The same bytes with a new mtime (the wheel reinstalled): the same key, the cache serves.
     old_key = W.cache_key(path)
+    os.utime(path, ns=(1, 1))
+    assert W.cache_key(path) == old_key and W.load_weights(path, cache)[2] is True
+    # Another file at the same path: the old cache is not used, and its entry is replaced.
     with open(path, "ab") as f:
         f.write(b"\0" * 32)  # GGUF readers ignore trailing bytes
     assert W.cache_key(path) != old_key
     assert W.load_weights(path, cache)[2] is False
+    assert [f.name for f in cache.iterdir()] == [f"weights-{W.cache_key(path)}.pt"]
     # A damaged cache file is rebuilt, not trusted.
     cached = cache / f"weights-{W.cache_key(path)}.pt"
     cached.write_bytes(cached.read_bytes()[:100])

