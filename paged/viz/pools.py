@@ -70,14 +70,17 @@ def draw_arena(layout: ContiguousLayout, ax=None, title=None, refused=None):
     _boxes(ax, outlines, edgecolor="black", lw=0.8)
     for e in layout.extents:
         if e.size > cap * 0.04:
+            mid = e.start + e.size / 2
+            under = [c for x, w, c in _extent_parts(e) if w and x <= mid < x + w]
+            fill = COLORS[CATEGORIES[under[0]]] if under else "white"
             ax.text(
-                e.start + e.size / 2,
+                mid,
                 0.5,
                 f"R{e.req_id}",
                 ha="center",
                 va="center",
                 fontsize=8,
-                color="white",
+                color=ink_on(fill),  # readable on whichever part lies under the label
                 fontweight="bold",
             )
     holes, cursor = [], 0
