@@ -280,3 +280,40 @@ def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "en")
     assert summary.rules_name(v1) == "course (V1 rules)"
     assert summary.rules_name(own) == "course (own rules)"
+
+
+# ---- compare: two runs side by side ---------------------------------------------------------
+def fake_run(victim_orders, **fields):
+    """A three-step paged run whose step 1 preempts requests 1 and 2, listed in `victim_order`."""
+    from types import SimpleNamespace
+
+    from paged.trace import PagedLayout, StepRecord, Usage
+
+    tables = [((0, (1,), 8), (1, (2,), 8), (2, (3,), 8)), ((0, (1, 2), 40),), ((0, (1, 2), 41),)]
+    trace = tuple(
+        StepRecord(
+            step=t,
+            usage=Usage(0, 0, 0, 0),
+            num_running=len(tab),
+            num_waiting=0,
+            preempted=victim_orders[t],
+            layout=PagedLayout(8, 32, tab, (0,)),
+        )
+        for t, tab in enumerate(tables)
+    )
+    return SimpleNamespace(
+        tokens=[[5], [6], [7]], trace=trace, num_usable_blocks=7, peak_batch=3, **fields
+    )
+
+
+def test_compare_takes_a_steps_victims_as_a_set():
+    from paged.engines import compare
+
+    popped = fake_run(((), (2, 1), ()), rules="vllm-v1")  # the course: in the order it popped
+    listed = fake_run(((), (1, 2), ()), engine="vLLM")  # vLLM: a set, kept in running's order
+    side = compare.compare(popped, listed)
+    assert side.first_difference is None and side.agreeing_steps == 3
+    assert side.preempted == (((1, (1, 2)),), ((1, (1, 2)),))
+    assert "1:1,2" in "\n".join(side.summary_lines())
+    other = fake_run(((), (0, 1), ()), engine="vLLM")  # another victim: a difference
+    assert compare.compare(popped, other).first_difference == 1
