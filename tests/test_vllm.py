@@ -3,8 +3,10 @@
 Three groups:
 - always: the committed recordings load and keep the invariants of a paged pool (blocks held +
   free = the usable pool at every step, every preempted request comes back and finishes, each
-  answer is max_new_tokens long or ends at EOS), and every bad input raises a named error naming
-  its value before anything starts; a failed or stale model conversion is never trusted;
+  answer is max_new_tokens long or ends at EOS) and agree with vLLM's own counts (cache hits at
+  admission, waiting requests); every bad input raises a named error naming its value before
+  anything starts; a failed or stale model conversion is never trusted; `compare` takes a step's
+  victims as a set; the child names what a vLLM lacks before its first step;
 - with the model (skip without it, fail under PAGED_REQUIRE_MODEL=1): the recorded request is
   the chapter's prompts through the course's tokenizer, and vLLM's tokens equal the course's own
   paged scheduler's (`paged.model.generate`) in the same pool of 31 blocks of 32;
@@ -317,3 +319,58 @@ def test_compare_takes_a_steps_victims_as_a_set():
     assert "1:1,2" in "\n".join(side.summary_lines())
     other = fake_run(((), (0, 1), ()), engine="vLLM")  # another victim: a difference
     assert compare.compare(popped, other).first_difference == 1
+
+
+def test_recorded_admissions_and_cache_hits_agree_with_vllms_own_counts():
+    for name in (CHAPTER, PREFIX):
+        run, steps = run_recorded(name), recording(name)["result"]["steps"]
+        for s, hits, resumed in zip(run.trace, run.cached_tokens, run.resumed, strict=True):
+            assert list(hits) == list(s.admitted) and set(resumed) <= set(s.admitted)
+        first = [
+            n
+            for hits, res in zip(run.cached_tokens, run.resumed, strict=True)
+            for i, n in hits.items()
+            if i not in res
+        ]
+        assert len(first) == len(run.tokens)  # each request is new once
+        assert sum(first) == run.cached_prompt_tokens == run.metrics["vllm:prefix_cache_hits"]
+        assert run.resumed_cached_tokens == sum(
+            run.cached_tokens[t][i] for t, res in enumerate(run.resumed) for i in res
+        )
+        for s, step in zip(run.trace, steps, strict=True):  # waiting: vLLM's own count
+            assert s.num_waiting == step["num_waiting"] >= 0
+
+
+def fake_core(**config):
+    """An engine core with every attribute vllm_child reads, settings as given."""
+    from types import SimpleNamespace as NS
+
+    from paged.engines import vllm_child
+
+    core = NS()
+    for path in (*vllm_child.NEEDED, *vllm_child.SETTINGS.values()):
+        obj, *parents, leaf = [core, *path.split(".")]
+        for name in parents:
+            if not hasattr(obj, name):
+                setattr(obj, name, NS())
+            obj = getattr(obj, name)
+        setattr(obj, leaf, config.get(leaf, 0))
+    return core
+
+
+def test_the_child_checks_vllms_attributes_before_the_first_step():
+    from paged.engines import vllm_child
+
+    config = vllm_child.check_engine(fake_core(async_scheduling=False, policy="fcfs"), "0.32.0")
+    assert config["async_scheduling"] is False and config["policy"] == "fcfs"
+    core = fake_core()
+    del core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks
+    del core.vllm_config.scheduler_config.max_num_batched_tokens
+    del core.vllm_config.scheduler_config.watermark  # optional: read as None
+    with pytest.raises(vllm_child.EngineMismatch, match="0.33.0 lacks") as err:
+        vllm_child.check_engine(core, "0.33.0")
+    assert "engine_core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks" in str(err.value)
+    assert "scheduler_config.max_num_batched_tokens" in str(err.value)
+    assert "watermark" not in str(err.value)
+    with pytest.raises(vllm_child.EngineMismatch, match="async_scheduling"):
+        vllm_child.check_engine(fake_core(async_scheduling=True), "0.32.0")
