@@ -29,6 +29,7 @@ from paged.engines import vllm as V
 
 REQUIRE_VLLM = os.environ.get("PAGED_REQUIRE_VLLM", "") not in ("", "0")
 CHAPTER, PREFIX = "chapter11_24x48_32x32", "chapter11_prefix_caching"
+PREEMPTED = "prefix_caching_preempted"  # the prefix run in 32 blocks: resumed requests hit too
 
 
 def recording(name: str) -> dict:
@@ -49,7 +50,7 @@ def run_recorded(name: str) -> V.EngineResult:
 
 
 # ---- the recordings: no vLLM, no model -----------------------------------------------------
-@pytest.mark.parametrize("name", [CHAPTER, PREFIX])
+@pytest.mark.parametrize("name", [CHAPTER, PREFIX, PREEMPTED])
 def test_recording_keeps_the_pool_invariants(name):
     rec, run = recording(name), run_recorded(name)
     q = rec["request"]
@@ -226,7 +227,7 @@ def need_vllm() -> None:
         pytest.skip(reason)
 
 
-@pytest.mark.parametrize("name", [CHAPTER, PREFIX])
+@pytest.mark.parametrize("name", [CHAPTER, PREFIX, PREEMPTED])
 def test_live_run_equals_its_recording(name, monkeypatch):
     need_vllm()
     rec, recorded = recording(name), run_recorded(name)
@@ -249,6 +250,7 @@ def test_live_run_equals_its_recording(name, monkeypatch):
         assert a.layout == b.layout  # the same block ids: vLLM's free queue is deterministic
     assert live.num_free_blocks == recorded.num_free_blocks
     assert live.cached_prompt_tokens == recorded.cached_prompt_tokens
+    assert live.cached_tokens == recorded.cached_tokens and live.resumed == recorded.resumed
     if q["prefix_caching"]:
         assert live.cached_prompt_tokens > 0
 
@@ -322,7 +324,7 @@ def test_compare_takes_a_steps_victims_as_a_set():
 
 
 def test_recorded_admissions_and_cache_hits_agree_with_vllms_own_counts():
-    for name in (CHAPTER, PREFIX):
+    for name in (CHAPTER, PREFIX, PREEMPTED):
         run, steps = run_recorded(name), recording(name)["result"]["steps"]
         for s, hits, resumed in zip(run.trace, run.cached_tokens, run.resumed, strict=True):
             assert list(hits) == list(s.admitted) and set(resumed) <= set(s.admitted)
@@ -374,3 +376,30 @@ def test_the_child_checks_vllms_attributes_before_the_first_step():
     assert "watermark" not in str(err.value)
     with pytest.raises(vllm_child.EngineMismatch, match="async_scheduling"):
         vllm_child.check_engine(fake_core(async_scheduling=True), "0.32.0")
+
+
+def test_a_resumed_requests_cache_hits_are_counted_apart(monkeypatch):
+    monkeypatch.setenv("PAGED_LANG", "en")
+    run = run_recorded(PREEMPTED)
+    assert run.preemptions > 0 and run.prefix_caching
+    resumed = [
+        (t, i, hits[i])
+        for t, (res, hits) in enumerate(zip(run.resumed, run.cached_tokens, strict=True))
+        for i in res
+    ]
+    assert resumed and all(n % run.block_size == 0 for _, _, n in resumed)  # full blocks only
+    assert run.resumed_cached_tokens == sum(n for _, _, n in resumed) > 0
+    for t, i, n in resumed:  # the step computes the rest after the hit
+        ends = {r: k for r, _, k in run.trace[t].layout.tables}
+        assert ends[i] == n + run.num_scheduled_tokens[t][i]
+    # vLLM's prefix_cache_hits counts first admissions only; so does cached_prompt_tokens
+    assert run.cached_prompt_tokens == run.metrics["vllm:prefix_cache_hits"]
+    line = summary_line(run)
+    assert f"{run.resumed_cached_tokens} more found cached by requests resumed" in line
+    assert "resumed" not in summary_line(run_recorded(PREFIX))
+
+
+def summary_line(run) -> str:
+    from paged.engines import summary
+
+    return summary.cached_tokens(run.cached_prompt_tokens, run, sum(run.prompt_lens))
