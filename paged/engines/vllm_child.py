@@ -74,7 +74,8 @@ def reporter():
 
 
 class EngineMismatch(RuntimeError):
-    """This vLLM lacks an attribute the recording reads: another version than 0.32.0."""
+    """This vLLM lacks an attribute the child reads (another version than 0.32.0), or it
+    scheduled asynchronously, which the child cannot read step by step."""
 
 
 # What each step reads, checked on the built engine before the first step (attribute paths
