@@ -3,8 +3,10 @@
 Three groups:
 - always: the committed recordings load and keep the invariants of a paged pool (blocks held +
   free = the usable pool at every step, every preempted request comes back and finishes, each
-  answer is max_new_tokens long or ends at EOS), and every bad input raises a named error naming
-  its value before anything starts; a failed or stale model conversion is never trusted;
+  answer is max_new_tokens long or ends at EOS) and agree with vLLM's own counts (cache hits at
+  admission, waiting requests); every bad input raises a named error naming its value before
+  anything starts; a failed or stale model conversion is never trusted; `compare` takes a step's
+  victims as a set; the child names what a vLLM lacks before its first step;
 - with the model (skip without it, fail under PAGED_REQUIRE_MODEL=1): the recorded request is
   the chapter's prompts through the course's tokenizer, and vLLM's tokens equal the course's own
   paged scheduler's (`paged.model.generate`) in the same pool of 31 blocks of 32;
@@ -27,6 +29,7 @@ from paged.engines import vllm as V
 
 REQUIRE_VLLM = os.environ.get("PAGED_REQUIRE_VLLM", "") not in ("", "0")
 CHAPTER, PREFIX = "chapter11_24x48_32x32", "chapter11_prefix_caching"
+PREEMPTED = "prefix_caching_preempted"  # the prefix run in 32 blocks: resumed requests hit too
 
 
 def recording(name: str) -> dict:
@@ -47,7 +50,7 @@ def run_recorded(name: str) -> V.EngineResult:
 
 
 # ---- the recordings: no vLLM, no model -----------------------------------------------------
-@pytest.mark.parametrize("name", [CHAPTER, PREFIX])
+@pytest.mark.parametrize("name", [CHAPTER, PREFIX, PREEMPTED])
 def test_recording_keeps_the_pool_invariants(name):
     rec, run = recording(name), run_recorded(name)
     q = rec["request"]
@@ -224,7 +227,7 @@ def need_vllm() -> None:
         pytest.skip(reason)
 
 
-@pytest.mark.parametrize("name", [CHAPTER, PREFIX])
+@pytest.mark.parametrize("name", [CHAPTER, PREFIX, PREEMPTED])
 def test_live_run_equals_its_recording(name, monkeypatch):
     need_vllm()
     rec, recorded = recording(name), run_recorded(name)
@@ -247,6 +250,7 @@ def test_live_run_equals_its_recording(name, monkeypatch):
         assert a.layout == b.layout  # the same block ids: vLLM's free queue is deterministic
     assert live.num_free_blocks == recorded.num_free_blocks
     assert live.cached_prompt_tokens == recorded.cached_prompt_tokens
+    assert live.cached_tokens == recorded.cached_tokens and live.resumed == recorded.resumed
     if q["prefix_caching"]:
         assert live.cached_prompt_tokens > 0
 
@@ -280,3 +284,122 @@ def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "en")
     assert summary.rules_name(v1) == "course (V1 rules)"
     assert summary.rules_name(own) == "course (own rules)"
+
+
+# ---- compare: two runs side by side ---------------------------------------------------------
+def fake_run(victim_orders, **fields):
+    """A three-step paged run whose step 1 preempts requests 1 and 2, listed in `victim_order`."""
+    from types import SimpleNamespace
+
+    from paged.trace import PagedLayout, StepRecord, Usage
+
+    tables = [((0, (1,), 8), (1, (2,), 8), (2, (3,), 8)), ((0, (1, 2), 40),), ((0, (1, 2), 41),)]
+    trace = tuple(
+        StepRecord(
+            step=t,
+            usage=Usage(0, 0, 0, 0),
+            num_running=len(tab),
+            num_waiting=0,
+            preempted=victim_orders[t],
+            layout=PagedLayout(8, 32, tab, (0,)),
+        )
+        for t, tab in enumerate(tables)
+    )
+    return SimpleNamespace(
+        tokens=[[5], [6], [7]], trace=trace, num_usable_blocks=7, peak_batch=3, **fields
+    )
+
+
+def test_compare_takes_a_steps_victims_as_a_set():
+    from paged.engines import compare
+
+    popped = fake_run(((), (2, 1), ()), rules="vllm-v1")  # the course: in the order it popped
+    listed = fake_run(((), (1, 2), ()), engine="vLLM")  # vLLM: a set, kept in running's order
+    side = compare.compare(popped, listed)
+    assert side.first_difference is None and side.agreeing_steps == 3
+    assert side.preempted == (((1, (1, 2)),), ((1, (1, 2)),))
+    assert "1:1,2" in "\n".join(side.summary_lines())
+    other = fake_run(((), (0, 1), ()), engine="vLLM")  # another victim: a difference
+    assert compare.compare(popped, other).first_difference == 1
+
+
+def test_recorded_admissions_and_cache_hits_agree_with_vllms_own_counts():
+    for name in (CHAPTER, PREFIX, PREEMPTED):
+        run, steps = run_recorded(name), recording(name)["result"]["steps"]
+        for s, hits, resumed in zip(run.trace, run.cached_tokens, run.resumed, strict=True):
+            assert list(hits) == list(s.admitted) and set(resumed) <= set(s.admitted)
+        first = [
+            n
+            for hits, res in zip(run.cached_tokens, run.resumed, strict=True)
+            for i, n in hits.items()
+            if i not in res
+        ]
+        assert len(first) == len(run.tokens)  # each request is new once
+        assert sum(first) == run.cached_prompt_tokens == run.metrics["vllm:prefix_cache_hits"]
+        assert run.resumed_cached_tokens == sum(
+            run.cached_tokens[t][i] for t, res in enumerate(run.resumed) for i in res
+        )
+        for s, step in zip(run.trace, steps, strict=True):  # waiting: vLLM's own count
+            assert s.num_waiting == step["num_waiting"] >= 0
+
+
+def fake_core(**config):
+    """An engine core with every attribute vllm_child reads, settings as given."""
+    from types import SimpleNamespace as NS
+
+    from paged.engines import vllm_child
+
+    core = NS()
+    for path in (*vllm_child.NEEDED, *vllm_child.SETTINGS.values()):
+        obj, *parents, leaf = [core, *path.split(".")]
+        for name in parents:
+            if not hasattr(obj, name):
+                setattr(obj, name, NS())
+            obj = getattr(obj, name)
+        setattr(obj, leaf, config.get(leaf, 0))
+    return core
+
+
+def test_the_child_checks_vllms_attributes_before_the_first_step():
+    from paged.engines import vllm_child
+
+    config = vllm_child.check_engine(fake_core(async_scheduling=False, policy="fcfs"), "0.32.0")
+    assert config["async_scheduling"] is False and config["policy"] == "fcfs"
+    core = fake_core()
+    del core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks
+    del core.vllm_config.scheduler_config.max_num_batched_tokens
+    del core.vllm_config.scheduler_config.watermark  # optional: read as None
+    with pytest.raises(vllm_child.EngineMismatch, match="0.33.0 lacks") as err:
+        vllm_child.check_engine(core, "0.33.0")
+    assert "engine_core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks" in str(err.value)
+    assert "scheduler_config.max_num_batched_tokens" in str(err.value)
+    assert "watermark" not in str(err.value)
+    with pytest.raises(vllm_child.EngineMismatch, match="async_scheduling"):
+        vllm_child.check_engine(fake_core(async_scheduling=True), "0.32.0")
+
+
+def test_a_resumed_requests_cache_hits_are_counted_apart(monkeypatch):
+    monkeypatch.setenv("PAGED_LANG", "en")
+    run = run_recorded(PREEMPTED)
+    assert run.preemptions > 0 and run.prefix_caching
+    resumed = [
+        (t, i, hits[i])
+        for t, (res, hits) in enumerate(zip(run.resumed, run.cached_tokens, strict=True))
+        for i in res
+    ]
+    assert resumed and all(n % run.block_size == 0 for _, _, n in resumed)  # full blocks only
+    assert run.resumed_cached_tokens == sum(n for _, _, n in resumed) > 0
+    for t, i, n in resumed:  # the step computes the rest after the hit
+        ends = {r: k for r, _, k in run.trace[t].layout.tables}
+        assert ends[i] == n + run.num_scheduled_tokens[t][i]
+    # vLLM's prefix_cache_hits counts first admissions only; so does cached_prompt_tokens
+    assert run.cached_prompt_tokens == run.metrics["vllm:prefix_cache_hits"]
+    line = summary_line(run)
+    assert f"{run.resumed_cached_tokens} more found cached by requests resumed" in line
+    assert "resumed" not in summary_line(run_recorded(PREFIX))
+
+
+def summary_line(run) -> str:
+    from paged.engines import summary
+
+    return summary.cached_tokens(run.cached_prompt_tokens, run, sum(run.prompt_lens))

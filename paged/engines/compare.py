@@ -5,7 +5,9 @@ map of every step (the course's `paged.model.generate(..., record_layout=True)` 
 `paged.engines.vllm.generate`) and says where they agree: the tokens, the running requests and
 free blocks after every step, who was preempted when, and the first step where they part. Free
 blocks are counted from each step's block tables (distinct blocks held), so both sides are
-counted the same way; the null block is neither held nor free.
+counted the same way; the null block is neither held nor free. A step's victims are a set: the
+course lists them in the order it popped them, vLLM hands back a set (`preempted_req_ids`), so
+both sides keep them sorted by request and two steps with the same victims compare equal.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ def held_blocks(record) -> int:
     return len({b for _, table, _ in record.layout.tables for b in table})
 
 
+def victims(record) -> tuple:
+    """The step's preempted requests as a set, in one order for every side (sorted)."""
+    return tuple(sorted(record.preempted))
+
+
 @dataclass(frozen=True)
 class SideBySide:
     """What two runs of the same requests did, step by step."""
@@ -29,7 +36,7 @@ class SideBySide:
     same_tokens: bool
     running: tuple[tuple[int, ...], tuple[int, ...]]  # requests running after each step
     free_blocks: tuple[tuple[int, ...], tuple[int, ...]]  # usable blocks free after each step
-    preempted: tuple[tuple[tuple[int, tuple], ...], ...]  # ((step, ids), ...) per side
+    preempted: tuple[tuple[tuple[int, tuple], ...], ...]  # ((step, sorted ids), ...) per side
     peak_batch: tuple[int, int]
 
     @property
@@ -97,7 +104,7 @@ def compare(course, engine, names=None) -> SideBySide:
             for side, n in zip(sides, usable, strict=True)
         ),
         preempted=tuple(
-            tuple((s.step, s.preempted) for s in side.trace if s.preempted) for side in sides
+            tuple((s.step, victims(s)) for s in side.trace if s.preempted) for side in sides
         ),
         peak_batch=(course.peak_batch, engine.peak_batch),
     )

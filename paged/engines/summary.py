@@ -44,13 +44,17 @@ def same_answers(engine, *courses) -> str:
 
 
 def cached_tokens(predicted: int, engine, prompt_tokens: int) -> str:
-    """The block-hash prediction of cached prompt tokens beside the engine's own count."""
-    return CACHED.format(
+    """The block-hash prediction of cached prompt tokens beside the engine's own count (at each
+    request's first admission), then the tokens resumed requests found cached, if any."""
+    line = CACHED.format(
         predicted=predicted,
         engine=engine.engine,
         counted=engine.cached_prompt_tokens,
         total=prompt_tokens,
     )
+    if engine.resumed_cached_tokens:
+        line += str(RESUMED_CACHED.format(n=engine.resumed_cached_tokens))
+    return line
 
 
 def speed(engine, course_tokens_per_s: float) -> str:
@@ -82,6 +86,10 @@ CACHED = msg(
     "(of {total} prompt tokens)",
     "캐시에서 찾을 것으로 예측한 프롬프트 토큰: {predicted}개, {engine} 자체 집계: {counted}개 "
     "(프롬프트 토큰 {total}개 중)",
+)
+RESUMED_CACHED = msg(
+    "; and {n} more found cached by requests resumed after a preemption",
+    "; 이와 별도로 선점 뒤 재개된 요청이 캐시에서 찾은 토큰 {n}개",
 )
 SPEED = msg(
     "{engine} {version} (CPU): {engine_tps:.0f} new tokens/s, engine start {start:.0f} s; the "

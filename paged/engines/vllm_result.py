@@ -1,12 +1,19 @@
 """A vLLM run in the course's shapes: `EngineResult`, made from the child's JSON, live or recorded.
 
-Read from vLLM's objects in each step (see `vllm_child.py`): admitted, resumed and preempted ids,
-tokens scheduled, `Scheduler.running` in order, the number waiting, finished ids, every running
-request's block table and `num_computed_tokens`, `BlockPool.get_num_free_blocks()`, and the new
-token ids and `num_cached_tokens` of every request. Derived here: each step's `Usage` (the paper's
-Fig. 2 categories over the distinct blocks the block tables hold), `peak_batch` (most requests
-scheduled in one step), `preemptions` (preempted ids counted), `cached_prompt_tokens` (the sum of
-`num_cached_tokens`).
+Read from vLLM's objects (see `vllm_child.py` for where each comes from), per step: the admitted,
+resumed and preempted ids, each admitted request's `num_computed_tokens` at admission (its prefix
+cache hit), the tokens scheduled per request, `Scheduler.running` in order, the number waiting
+(`Scheduler.get_request_counts()`: waiting requests, those holding KV blocks included), the
+finished ids, every running request's block table and `num_computed_tokens`, and
+`BlockPool.get_num_free_blocks()`; per request: its new token ids and `RequestOutput.
+num_cached_tokens`; per run: vLLM's effective settings, class names, metrics and timings.
+Derived here, from those: each step's `Usage` (the paper's Fig. 2 categories over the distinct
+blocks the block tables hold), `num_running` (the length of `running`), `peak_batch` (most
+requests scheduled in one step), `preemptions` (preempted ids counted), `cached_prompt_tokens`
+(the sum of `num_cached_tokens`: prompt tokens found cached at each request's first admission,
+what `vllm:prefix_cache_hits` counts) and `resumed_cached_tokens` (tokens found cached by
+requests resumed after a preemption, which vLLM counts apart and `cached_prompt_tokens` leaves
+out).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ class EngineResult:
     trace: tuple[StepRecord, ...]  # layout = every running request's vLLM block table
     num_free_blocks: tuple[int, ...]  # BlockPool.get_num_free_blocks() at each step's end
     resumed: tuple[tuple[int, ...], ...]  # per step: the admitted ids that had been preempted
+    cached_tokens: tuple[dict, ...]  # per step: {admitted prompt index: tokens found cached}
     num_scheduled_tokens: tuple[dict, ...]  # per step: {prompt index: tokens computed}
     prompt_lens: list[int]
     kv_blocks: int  # vLLM's num_gpu_blocks, its null block included
@@ -33,7 +41,8 @@ class EngineResult:
     prefix_caching: bool
     peak_batch: int  # most requests scheduled in one step
     preemptions: int
-    cached_prompt_tokens: int  # prompt tokens served from the prefix cache, all requests
+    cached_prompt_tokens: int  # prompt tokens found cached at first admission, all requests
+    resumed_cached_tokens: int  # tokens found cached again when resumed after a preemption
     eos_token_id: int
     engine: str
     version: str
@@ -99,11 +108,13 @@ def from_record(rec: dict, source: str) -> EngineResult:
             )
         )
     steps = r["steps"]
+    cached = tuple({int(k): n for k, n in s["cached_tokens"].items()} for s in steps)
     return EngineResult(
         tokens=[list(t) for t in r["tokens"]],
         trace=tuple(trace),
         num_free_blocks=tuple(s["num_free_blocks"] for s in steps),
         resumed=tuple(tuple(s["resumed"]) for s in steps),
+        cached_tokens=cached,
         num_scheduled_tokens=tuple(
             {int(k): v for k, v in s["num_scheduled_tokens"].items()} for s in steps
         ),
@@ -114,6 +125,9 @@ def from_record(rec: dict, source: str) -> EngineResult:
         peak_batch=max((len(s["num_scheduled_tokens"]) for s in steps), default=0),
         preemptions=sum(len(s["preempted"]) for s in steps),
         cached_prompt_tokens=sum(r["num_cached_tokens"]),
+        resumed_cached_tokens=sum(
+            n[i] for n, s in zip(cached, steps, strict=True) for i in s["resumed"]
+        ),
         eos_token_id=r["eos_token_id"],
         engine="vLLM",
         version=r["versions"]["vllm"],
