@@ -74,7 +74,7 @@ def generate(
     max_num_seqs: int | None = None,
     max_model_len: int | None = None,
     live: bool | None = None,
-    threads: int = 1,
+    threads: int | None = None,
 ) -> EngineResult:
     """vLLM's greedy answers (fp32) to token-id prompts in a pool of `kv_blocks` blocks.
 
@@ -83,7 +83,8 @@ def generate(
     max_num_seqs: vLLM's cap on running requests (None: vLLM's default). max_model_len: None
     means the longest request the pool holds. live: None runs vLLM where its environment is,
     else the matching recording; True insists on vLLM; False on the recording. threads: torch
-    threads in the child (1 is fastest on a busy 2-core machine).
+    threads in the child; None: as many as the course's own model uses (`paged.model.num_threads`:
+    every core, or PAGED_NUM_THREADS where the tests pin it), so both sides run alike.
     """
     request = make_request(
         prompt_token_ids,
@@ -97,4 +98,8 @@ def generate(
     python = live_python() if live else vllm_python() if live is None else None
     if python is None:
         return from_record(find_recording(request), "recorded")
+    if threads is None:
+        from ..model import num_threads
+
+        threads = num_threads()
     return from_record({"request": request, "result": run_child(python, request, threads)}, "live")

@@ -44,6 +44,12 @@ if _threads:
         )
     torch.set_num_threads(int(_threads))
 
+
+def num_threads() -> int:
+    """Threads the course's torch computes with: PAGED_NUM_THREADS's, else every core."""
+    return torch.get_num_threads()
+
+
 __all__ = [
     "INSTALL_COMMAND",
     "GenerateResult",
@@ -57,6 +63,7 @@ __all__ = [
     "WeightsNotFound",
     "cache_dir",
     "generate",
+    "num_threads",
     "blocks_held",
     "generate_shared",
     "load",
