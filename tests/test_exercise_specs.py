@@ -16,6 +16,7 @@ from paged import exercises as ex
 from paged.exercises import answers, core
 from paged.exercises.kernel_runner import KernelSpec
 from paged.exercises.verdicts import HINT, NOT_A_KERNEL, NOT_YET
+from paged.text import msg
 
 PLAIN = sorted(n for n, s in ex.SPECS.items() if isinstance(s, core.Spec))
 SLIPS = [(n, i) for n in PLAIN for i in range(len(core.slips(ex.SPECS[n])))]
@@ -68,3 +69,38 @@ def test_a_kernel_spec_goes_through_the_same_entry_point(name, capsys):
 
     assert core.check(ex.SPECS[name], not_a_kernel) is False
     assert capsys.readouterr().out == NOT_A_KERNEL.format(name=name, got="function") + "\n"
+
+
+# ---- the engine itself, on specs made here ----------------------------------------------------
+def _check(fn, cases, slips=(), **kw):
+    return core.check(core.Spec("f", cases=cases, answer=lambda x: x, slips=slips, **kw), fn)
+
+
+def test_a_hint_must_explain_every_wrong_answer_not_collide_with_one(capsys):
+    slips = [(lambda x: 2 * x, msg("you doubled it", "두 배로 했습니다"))]
+    cases = [(1,), (2,), (3,)]
+    assert _check(lambda x: 2, cases, slips) is False
+    out = capsys.readouterr().out  # 2 is 2 * 1 on the failing case, but 3 -> 2 is not doubling
+    assert out == "f: not quite: for (1,) you returned 2, expected 1.\n"
+    for learner in (lambda x: 2 * x, lambda x: x if x == 1 else 2 * x):  # all, or all it got wrong
+        assert _check(learner, cases, slips) is False
+        assert "  hint: you doubled it" in capsys.readouterr().out
+
+
+def test_a_near_miss_takes_no_hint_from_a_slip_that_is_right_there(capsys):
+    near = lambda got, want: abs(got - want) <= 0.1  # noqa: E731  -- a tolerance, not ==
+    slips = [(lambda x: x + 0.08, msg("you added a bit", "조금 더했습니다"))]
+    assert _check(lambda x: x + 0.15, [(1.0,)], slips, same=near) is False
+    assert "hint" not in capsys.readouterr().out  # 1.15 agrees with 1.08, and 1.08 is right
+
+
+def test_a_tolerance_can_depend_on_the_case(capsys):
+    loose = {(1.0,): 0.01, (1000.0,): 1.0}
+
+    def same_for(args):
+        return lambda got, want: abs(got - want) <= loose[args]
+
+    learner = lambda x: x * (1 + 1e-4)  # noqa: E731  -- off by 1e-4 of the value
+    assert _check(learner, list(loose), same_for=same_for) is True
+    assert _check(lambda x: x + 0.5, list(loose), same_for=same_for) is False
+    assert "for (1.0,)" in capsys.readouterr().out

@@ -52,7 +52,7 @@ def fresh_seed(seed: int | None) -> int:
 
 
 def draws(generate, truth, n: int = NUM_RANDOM):
-    """A `draw` for run_cases: n cases from generate(rng), each with truth(*case) as answer."""
+    """A `Spec.draw`: n cases from generate(rng), each with truth(*case) as answer."""
 
     def draw(rng):
         cases = [generate(rng) for _ in range(n)]
@@ -138,16 +138,6 @@ def checker(spec, doc: str | None = None):
     check_it.__doc__ = doc if doc is not None else getattr(spec, "doc", "")
     check_it.spec = spec
     return check_it
-
-
-def run_cases(name, fn, cases, expected, mistakes=(), same=operator.eq, describe=None, **kw):
-    """`check` of a Spec made on the spot (`expected`: its answer, `mistakes`: its slips); the
-    engine's own tests use it."""
-    seed = kw.pop("seed", None)
-    spec = Spec(
-        name, cases=cases, answer=expected, slips=mistakes, same=same, describe=describe, **kw
-    )
-    return check(spec, fn, seed)
 
 
 def check(spec, fn, seed: int | None = None) -> bool:
