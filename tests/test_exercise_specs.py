@@ -1,8 +1,10 @@
 """Every exercise is a spec run by one engine: what holds for one holds for all.
 
-For each plain-Python spec in the registry (`paged.exercises.SPECS`): the model answer passes; a
-stub still raising NotImplementedError gets "not yet"; each named slip, handed in as the
-learner's function, is rejected with its own hint; a seed draws the same random cases again.
+For each plain-Python spec in the registry (`paged.exercises.SPECS`): the model answer passes,
+also as `solution` prints it; a stub still raising NotImplementedError gets "not yet", a function
+returning None "you returned nothing"; each named slip, handed in as the learner's function, is
+rejected with its own hint (the typical mistakes the chapters' tests once wrote out, each the same
+wrong answer as a slip); a seed draws the same random cases again.
 Triton puzzles go through the same entry point (`core.check` hands a `KernelSpec` to the kernel
 runner); their verdicts are tested in test_exercises_triton.py.
 """
@@ -32,9 +34,12 @@ def test_every_checker_is_a_spec_in_the_registry():
 
 
 @pytest.mark.parametrize("name", PLAIN)
-def test_the_model_answer_passes(name, capsys):
+def test_the_model_answer_passes_also_as_typed_into_a_chapter(name, capsys):
     assert core.check(ex.SPECS[name], answers.find(name), seed=1) is True
-    assert capsys.readouterr().out.startswith(f"{name}: correct")
+    assert capsys.readouterr().out.startswith(f"{name}: correct (")
+    namespace = {}  # the solvability test puts this source in place of the chapter's stub
+    exec(answers.source(name), namespace)
+    assert core.check(ex.SPECS[name], namespace[name], seed=2) is True
 
 
 @pytest.mark.parametrize("name", PLAIN)
@@ -44,6 +49,13 @@ def test_a_stub_gets_not_yet(name, capsys):
 
     assert core.check(ex.SPECS[name], stub) is False
     assert capsys.readouterr().out == NOT_YET.format(name=name) + "\n"
+
+
+@pytest.mark.parametrize("name", [n for n in PLAIN if not ex.SPECS[n].none_ok])
+def test_none_is_nothing(name, capsys):
+    assert core.check(ex.SPECS[name], lambda *args: None, seed=1) is False
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name}: you returned nothing — did you forget `return`? (for "), out
 
 
 @pytest.mark.parametrize(("name", "i"), SLIPS)
