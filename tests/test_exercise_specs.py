@@ -37,8 +37,11 @@ def test_every_checker_is_a_spec_in_the_registry():
 def test_the_model_answer_passes_also_as_typed_into_a_chapter(name, capsys):
     assert core.check(ex.SPECS[name], answers.find(name), seed=1) is True
     assert capsys.readouterr().out.startswith(f"{name}: correct (")
+    ex.solution(name)
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"def {name}(")
     namespace = {}  # the solvability test puts this source in place of the chapter's stub
-    exec(answers.source(name), namespace)
+    exec(printed, namespace)
     assert core.check(ex.SPECS[name], namespace[name], seed=2) is True
 
 
