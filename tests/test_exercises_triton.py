@@ -906,7 +906,7 @@ def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
 
 
 def test_the_fallback_names_a_symptom():
-    from paged.exercises.kernel_runner import symptom
+    from paged.exercises.verdicts import symptom
 
     want = torch.tensor([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
     assert "constant factor" in str(symptom(want * torch.tensor([[2.0], [1.0]]), want, 1e-5))

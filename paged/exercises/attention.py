@@ -12,7 +12,7 @@ import math
 from ..text import msg
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
-from .slips import constant_factor, nan_where_finite, on_every
+from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = [
     "check_gather",

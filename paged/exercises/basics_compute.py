@@ -14,8 +14,9 @@ import torch
 from ..text import msg
 from .core import checker
 from .kernel_runner import Case, KernelSpec
-from .triton_checks import NAN, SENTINEL, UNMASKED_LOAD, Watch, device, grid_mask, same
+from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same
 from .triton_checks import cell_namer as _cell
+from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by basics.py
 

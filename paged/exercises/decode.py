@@ -13,7 +13,8 @@ from ..text import msg
 from . import guard
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
-from .slips import GATHERS, LAST_BLOCK_MISSING, constant_factor, nan_where_finite, on_every
+from .slips import GATHERS, LAST_BLOCK_MISSING
+from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
 

@@ -29,7 +29,8 @@ from .kernel_cases import (
 )
 from .kernel_runner import Case, KernelSpec
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
-from .triton_checks import UNMASKED_LOAD, device, same, whole
+from .triton_checks import device, same, whole
+from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 

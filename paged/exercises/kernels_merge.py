@@ -16,7 +16,8 @@ from ..text import msg
 from .core import checker
 from .kernel_cases import element, output
 from .kernel_runner import Case, KernelSpec
-from .triton_checks import UNMASKED_LOAD, Watch, device, same
+from .triton_checks import Watch, device, same
+from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 
