@@ -1,17 +1,14 @@
-"""Typical slips, named once by concept: a wrong implementation and, where it is one, its hint.
+"""Slips of attention through a block table: the gather (chapters 5 and 7), the split-K merge,
+and decode's softmax over one head.
 
-A `Spec` picks its slips by name (`slips=("gather.pool_front", ...)`); `SLIPS[name]` is the
-(wrong_fn, hint) pair `core.check` tries. Where two exercises make the same slip in a larger
-function (the gather inside `decode_one_head`), `GATHERS[concept]` is the wrong reading itself,
-(cache, block_table_row, seq_len) -> (tokens, num_kv_heads, head_dim), and the larger exercise
-wraps it. The hints are bilingual (`paged.text.msg`) and name the slip, never the fix's code.
+`GATHERS[concept]` is a wrong reading itself, (cache, block_table_row, seq_len) -> (tokens,
+num_kv_heads, head_dim): `gather`'s slips are those readings, and `decode_one_head`'s gather
+slips wrap them.
 """
 
 from __future__ import annotations
 
-from ..text import msg
-
-__all__: list[str] = []  # used by the checkers
+from ...text import msg
 
 
 def _used(row, n, bs):
@@ -24,19 +21,6 @@ def _stack_each(c, row, n):
 
     return torch.stack([c[int(row[p // c.shape[1]]), p % c.shape[1]] for p in range(n)])
 
-
-# ---- a token's slot (chapter 3) and its K row's address (chapter 6's kernels) ----
-# A token's K row address (in elements from the cache's start; row=1, c=0: its slot) by the
-# right rule and by the typical mistakes: tb = the table row as the kernel would read it, p = positions (column),
-# bs = block size, row = numbers per slot, c = the column(s) inside a slot.
-ADDRESS_RULES = {
-    "right": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p % bs) * row + c,
-    "table_by_position": lambda tb, p, bs, row, c: (tb[p] * bs + p % bs) * row + c,
-    "no_modulo": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p) * row + c,
-    "no_table": lambda tb, p, bs, row, c: p * row + c,
-    "slot_not_times_row": lambda tb, p, bs, row, c: tb[p // bs] * bs + p % bs + c,
-    "block_plus_offset": lambda tb, p, bs, row, c: (tb[p // bs] + p % bs) * row + c,
-}
 
 # ---- reading a sequence's K or V through its block table (chapters 5 and 7) ----
 GATHERS = {
@@ -51,7 +35,7 @@ LAST_BLOCK_MISSING = msg(
     "일부만 찬 마지막 블록의 토큰이 빠졌습니다.",
 )
 
-SLIPS = {
+GATHER = {
     "gather.pool_front": (
         GATHERS["pool_front"],
         msg(
