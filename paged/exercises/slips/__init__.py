@@ -11,13 +11,18 @@ output got wrong when no slip explains it (a symptom) is the engine's: `verdicts
 
 from __future__ import annotations
 
-from . import address, attention, blocks, sizes
+from . import address, attention, blocks, placement, preemption, sharing, sizes
 from .address import ADDRESS_RULES
 from .attention import GATHERS, LAST_BLOCK_MISSING
 
 __all__ = ["ADDRESS_RULES", "GATHERS", "LAST_BLOCK_MISSING", "SLIPS", "of"]
 
 SLIPS = {
+    **sharing.FORK,
+    **sharing.COW,
+    **preemption.VICTIMS,
+    **preemption.SWAP,
+    **placement.FIRST_FIT,
     **blocks.WASTED,
     **blocks.APPEND,
     **address.ADDRESS,
