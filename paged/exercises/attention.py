@@ -12,6 +12,7 @@ import math
 from ..text import msg
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
+from .slips import of
 from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = [
@@ -65,15 +66,6 @@ def _show_rows(value) -> str:
         return f"shape {tuple(value.shape)}, {value.dtype}, {short(value, 80)}"
     slots = first.long().tolist() if value.numel() else []
     return f"shape {tuple(value.shape)}, rows from slots {short(slots, 100)}"
-
-
-_GATHER_SLIPS = (
-    "gather.pool_front",
-    "gather.whole_last_block",
-    "gather.last_block_missing",
-    "gather.sorted_ids",
-    "gather.stack_empty",
-)
 
 
 def _random_gathers(rng):
@@ -139,7 +131,7 @@ GATHER = Spec(
     cases=_gather_cases,
     answer=_gather_kv,
     draw=_random_gathers,
-    slips=_GATHER_SLIPS,
+    slips=of("gather"),
     same=_same_tensor,
     describe=_describe_gather,
     show=_show_rows,
@@ -236,90 +228,6 @@ def _as_tensor(fn, args):
         return raw, raw
 
 
-def _merge_mistakes():
-    import torch
-
-    def weighted(parts, weights, normalise=True):
-        total = sum(w * o for w, (o, _) in zip(weights, parts, strict=True))
-        return total / sum(weights) if normalise else total
-
-    def top(parts):
-        return max(float(lse) for _, lse in parts)
-
-    no_max = msg(
-        "NaN once the log-sum-exps are far from 0: exp(850) is inf (even in float64, which "
-        "ends near exp(709)), exp(-1000) is 0, and inf / inf or 0 / 0 is NaN.",
-        "log-sum-exp가 0에서 멀어지면 NaN이 나옵니다. exp(850)은 inf이고(float64도 exp(709) "
-        "근처가 끝입니다), exp(-1000)은 0이며, inf / inf나 0 / 0은 NaN입니다.",
-    )
-    not_largest = msg(
-        "NaN or inf when the partitions' log-sum-exps lie hundreds apart: what you subtract "
-        "before exp() still leaves some exponent above what a float holds.",
-        "파티션들의 log-sum-exp가 수백씩 떨어져 있으면 NaN이나 inf가 나옵니다. exp() 전에 빼는 "
-        "값을 빼고도 어떤 지수는 여전히 부동소수점이 담을 수 있는 범위를 넘습니다.",
-    )
-
-    def minus(parts, c):
-        return weighted(
-            parts,
-            [math.exp(float(lse) - c) if float(lse) - c < 709 else math.inf for _, lse in parts],
-        )
-
-    def finite_mean(parts):
-        lses = [float(lse) for _, lse in parts if math.isfinite(float(lse))]
-        return sum(lses) / len(lses)
-
-    return (
-        (
-            lambda parts: sum(o for o, _ in parts) / len(parts),
-            msg(
-                "you averaged the partitions equally; each one counts by its share of the softmax "
-                "mass, which its lse tells.",
-                "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
-                "반영됩니다.",
-            ),
-        ),
-        (
-            lambda parts: weighted(parts, [lse for _, lse in parts]),
-            msg(
-                "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
-                "partition's softmax mass, not the mass.",
-                "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
-                "그 질량의 로그입니다.",
-            ),
-        ),
-        (lambda parts: weighted(parts, [lse.exp() for _, lse in parts]), no_max),
-        (lambda parts: weighted(parts, [math.exp(lse) for _, lse in parts]), no_max),
-        (
-            lambda parts: weighted(
-                parts,
-                [
-                    (lse - torch.stack([x for _, x in parts]).exp().sum().log()).exp()
-                    for _, lse in parts
-                ],
-                False,
-            ),
-            no_max,
-        ),
-        (lambda parts: minus(parts, float(parts[0][1])), not_largest),
-        (lambda parts: minus(parts, finite_mean(parts)), not_largest),
-        (
-            lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
-            msg(
-                "your output is the answer times a constant: the weights do not add up to 1.",
-                "출력이 정답에 상수를 곱한 값입니다. 가중치의 합이 1이 아닙니다.",
-            ),
-        ),
-        (
-            lambda parts: max(parts, key=lambda p: float(p[1]))[0],
-            msg(
-                "you kept only the partition with the largest lse; every partition contributes.",
-                "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.",
-            ),
-        ),
-    )
-
-
 _MERGE_SYMPTOMS = (
     (
         on_every(nan_where_finite),
@@ -384,7 +292,7 @@ MERGE_PARTITIONS = Spec(
     params=("parts",),
     cases=lambda: [((parts,), want) for parts, want in _merge_pairs()],
     draw=_random_merges,
-    slips=_merge_mistakes,
+    slips=of("merge"),
     same_for=_merge_same_for,
     describe=_describe_merge,
     observe=_as_tensor,

@@ -1,8 +1,10 @@
 """Typical slips, named once by concept: a wrong implementation and, where it is one, its hint.
 
-The catalogue: one module per topic, one name per slip, "concept.slip" (`address.no_modulo`,
-`gather.pool_front`, `merge.no_max`, `hash_chain.no_parent`, `admission.fcfs_skip`,
-`victims.earliest`, `cow.copy_full` ...). A `Spec` picks its slips by name, usually every slip
+The catalogue: one module per topic, one name per slip, "concept.slip": kv_bytes, pow2,
+first_fit, address (a token's slot; `ADDRESS_RULES` also serve the kernels' K row addresses),
+wasted, append, breakdown, gather (`GATHERS`, also read inside decode), decode (the softmax, the
+scale), merge, fork, cow (copy-on-write), victims, swap, admission (the admission walk) and
+hash_chain (`address.no_modulo`, `gather.pool_front`, `merge.no_max`, `cow.copy_full` ...). A `Spec` picks its slips by name, usually every slip
 of its concept (`slips=of("victims")`); `SLIPS[name]` is the (wrong_fn, hint) pair `core.check`
 tries, in the catalogue's order (the first slip that explains every wrong answer wins). The
 hints are bilingual (`paged.text.msg`) and name the slip, never the fix's code. What a wrong
@@ -11,25 +13,29 @@ output got wrong when no slip explains it (a symptom) is the engine's: `verdicts
 
 from __future__ import annotations
 
-from . import address, attention, blocks, placement, preemption, sharing, sizes
+from . import address, attention, blocks, decode, placement, preemption, serving, sharing, sizes
 from .address import ADDRESS_RULES
 from .attention import GATHERS, LAST_BLOCK_MISSING
 
 __all__ = ["ADDRESS_RULES", "GATHERS", "LAST_BLOCK_MISSING", "SLIPS", "of"]
 
-SLIPS = {
+SLIPS = {  # by chapter: 1-4 sizes and blocks, 5 and 7 attention, 8 sharing, 9 preemption, 10-11
+    **sizes.KV_BYTES,
+    **sizes.POW2,
+    **placement.FIRST_FIT,
+    **address.ADDRESS,
+    **blocks.WASTED,
+    **blocks.APPEND,
+    **sizes.BREAKDOWN,
+    **attention.GATHER,
+    **decode.DECODE,
+    **attention.MERGE,
     **sharing.FORK,
     **sharing.COW,
     **preemption.VICTIMS,
     **preemption.SWAP,
-    **placement.FIRST_FIT,
-    **blocks.WASTED,
-    **blocks.APPEND,
-    **address.ADDRESS,
-    **sizes.KV_BYTES,
-    **sizes.POW2,
-    **sizes.BREAKDOWN,
-    **attention.GATHER,
+    **serving.ADMISSION,
+    **serving.HASH_CHAIN,
 }
 
 

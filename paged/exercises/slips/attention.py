@@ -1,12 +1,13 @@
-"""Slips of attention through a block table: the gather (chapters 5 and 7), the split-K merge,
-and decode's softmax over one head.
+"""Slips of attention through a block table: the gather (chapters 5 and 7), the split-K merge.
 
 `GATHERS[concept]` is a wrong reading itself, (cache, block_table_row, seq_len) -> (tokens,
 num_kv_heads, head_dim): `gather`'s slips are those readings, and `decode_one_head`'s gather
-slips wrap them.
+slips wrap them (`decode.py`).
 """
 
 from __future__ import annotations
+
+import math
 
 from ...text import msg
 
@@ -69,6 +70,109 @@ GATHER = {
             "tensor; torch.stack of an empty list raises.",
             "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
             "빈 리스트에 torch.stack을 쓰면 예외가 납니다.",
+        ),
+    ),
+}
+
+
+# ---- the split-K merge (chapter 7) ----
+def _weighted(parts, weights, normalise=True):
+    total = sum(w * o for w, (o, _) in zip(weights, parts, strict=True))
+    return total / sum(weights) if normalise else total
+
+
+def _log_mass(parts):
+    """log of the summed exp(lse), computed in the lse's own dtype (no max taken first)."""
+    import torch
+
+    return torch.stack([x for _, x in parts]).exp().sum().log()
+
+
+def _top(parts):
+    return max(float(lse) for _, lse in parts)
+
+
+MERGE_NO_MAX = msg(
+    "NaN once the log-sum-exps are far from 0: exp(850) is inf (even in float64, which "
+    "ends near exp(709)), exp(-1000) is 0, and inf / inf or 0 / 0 is NaN.",
+    "log-sum-exp가 0에서 멀어지면 NaN이 나옵니다. exp(850)은 inf이고(float64도 exp(709) "
+    "근처가 끝입니다), exp(-1000)은 0이며, inf / inf나 0 / 0은 NaN입니다.",
+)
+MERGE_NOT_LARGEST = msg(
+    "NaN or inf when the partitions' log-sum-exps lie hundreds apart: what you subtract "
+    "before exp() still leaves some exponent above what a float holds.",
+    "파티션들의 log-sum-exp가 수백씩 떨어져 있으면 NaN이나 inf가 나옵니다. exp() 전에 빼는 "
+    "값을 빼고도 어떤 지수는 여전히 부동소수점이 담을 수 있는 범위를 넘습니다.",
+)
+
+
+def _minus(parts, c):
+    return _weighted(
+        parts,
+        [math.exp(float(lse) - c) if float(lse) - c < 709 else math.inf for _, lse in parts],
+    )
+
+
+def _finite_mean(parts):
+    lses = [float(lse) for _, lse in parts if math.isfinite(float(lse))]
+    return sum(lses) / len(lses)
+
+
+MERGE = {
+    "merge.equal_average": (
+        lambda parts: sum(o for o, _ in parts) / len(parts),
+        msg(
+            "you averaged the partitions equally; each one counts by its share of the softmax "
+            "mass, which its lse tells.",
+            "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
+            "반영됩니다.",
+        ),
+    ),
+    "merge.lse_weights": (
+        lambda parts: _weighted(parts, [lse for _, lse in parts]),
+        msg(
+            "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
+            "partition's softmax mass, not the mass.",
+            "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
+            "그 질량의 로그입니다.",
+        ),
+    ),
+    "merge.no_max": (
+        lambda parts: _weighted(parts, [lse.exp() for _, lse in parts]),
+        MERGE_NO_MAX,
+    ),
+    "merge.no_max_floats": (
+        lambda parts: _weighted(parts, [math.exp(lse) for _, lse in parts]),
+        MERGE_NO_MAX,
+    ),
+    "merge.no_max_normalised": (
+        lambda parts: _weighted(
+            parts,
+            [(lse - _log_mass(parts)).exp() for _, lse in parts],
+            False,
+        ),
+        MERGE_NO_MAX,
+    ),
+    "merge.minus_first": (
+        lambda parts: _minus(parts, float(parts[0][1])),
+        MERGE_NOT_LARGEST,
+    ),
+    "merge.minus_mean": (
+        lambda parts: _minus(parts, _finite_mean(parts)),
+        MERGE_NOT_LARGEST,
+    ),
+    "merge.unnormalised": (
+        lambda parts: _weighted(parts, [math.exp(lse - _top(parts)) for _, lse in parts], False),
+        msg(
+            "your output is the answer times a constant: the weights do not add up to 1.",
+            "출력이 정답에 상수를 곱한 값입니다. 가중치의 합이 1이 아닙니다.",
+        ),
+    ),
+    "merge.largest_only": (
+        lambda parts: max(parts, key=lambda p: float(p[1]))[0],
+        msg(
+            "you kept only the partition with the largest lse; every partition contributes.",
+            "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.",
         ),
     ),
 }
