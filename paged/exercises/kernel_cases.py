@@ -2,7 +2,8 @@
 
 `paged_watch` registers a paged case's tensors (steps.make_case(..., poison=True)) with the
 elements a correct kernel may load: the sequences' tokens in K and V, the used entries of the
-block table, q, seq_lens. `slips.ADDRESS_RULES` are the typical wrong addresses of a K row;
+block table, q, seq_lens. `slips.ADDRESS_RULES` are the typical wrong addresses of a K row (their
+kernel hints: `slips.address.KERNEL_HINTS`);
 `read_by_rule` evaluates one on a case, so that a checker can recognise the mistake a learner
 made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000, and
 `rising_scores` makes them climb by hundreds along a sequence (the maximum moves late).
@@ -34,34 +35,6 @@ ENTRY = msg(
     "block_table[{seq}, {col}], 이 프로그램이 맡은 시퀀스의 항목 {used}개 중 하나가 아닌 곳",
 )
 PAST = msg("{name} past its end", "{name}의 끝 너머")
-
-ADDRESS_HINTS = {
-    "table_by_position": msg(
-        "you looked the block table up by token position; it holds one entry per logical "
-        "block, not per token.",
-        "블록 테이블을 토큰 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
-    ),
-    "no_modulo": msg(
-        "you read past the end of a block, into another block's slots: the offset inside a "
-        "block came out larger than a block holds.",
-        "블록 끝을 지나 다른 블록의 슬롯까지 읽었습니다. 블록 안의 오프셋이 블록 크기보다 커졌습니다.",
-    ),
-    "no_table": msg(
-        "you read token pos from slot pos, as if the cache were contiguous: the block table "
-        "was never consulted.",
-        "캐시가 연속인 것처럼 토큰 pos를 슬롯 pos에서 읽었습니다. 블록 테이블을 한 번도 보지 않았습니다.",
-    ),
-    "slot_not_times_row": msg(
-        "rows of different tokens overlap: a slot numbers tokens, and each token's row holds "
-        "ROW numbers.",
-        "서로 다른 토큰의 행이 겹칩니다. 슬롯은 토큰을 세고, 토큰마다 행에 숫자가 ROW개 있습니다.",
-    ),
-    "block_plus_offset": msg(
-        "slots of neighbouring blocks overlap: a block id counts blocks, and each block holds "
-        "BLOCK_SIZE rows.",
-        "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 블록을 세고, 블록마다 행이 BLOCK_SIZE개 있습니다.",
-    ),
-}
 
 
 def table_as_read(table_row: torch.Tensor, length: int) -> torch.Tensor:
