@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..text import msg
 from .core import checker
 from .kernel_runner import Case, KernelSpec
+from .slips.kernels_onramp import COPY, STAMP
 from .triton_checks import NAN, SENTINEL, Watch, device, same, strays_in
 
 __all__ = [
@@ -32,26 +32,6 @@ BLOCKS = (1, 2, 4, 8, 16)  # the block sizes a random case draws from
 
 
 # ---- 1 · program ids and grids ----------------------------------------------------------------
-STAMP = {
-    "same_block": msg(
-        "every program wrote the same first BLOCK elements; the elements after them were "
-        "never written.",
-        "모든 프로그램이 같은 첫 BLOCK개 원소에 썼고, 그 뒤의 원소에는 아무것도 쓰이지 않았습니다.",
-    ),
-    "offsets": msg(
-        "each element holds its own index, not the number of the program it belongs to.",
-        "각 원소에 그 원소가 속한 프로그램의 번호가 아니라 원소 자신의 인덱스가 들어 있습니다.",
-    ),
-    "cover": msg(
-        "the programs' blocks overlap and the last elements stay unwritten: neighbouring "
-        "programs start one element apart, not one block apart.",
-        "프로그램들의 블록이 겹치고 마지막 원소들은 비어 있습니다. 이웃한 프로그램의 시작이 블록 하나가 아니라 원소 하나만큼 떨어져 있습니다.",
-    ),
-    "past": msg(
-        "your store reached past the programs * BLOCK elements of out.",
-        "store가 out의 (프로그램 수 × BLOCK)개 원소 너머까지 닿았습니다.",
-    ),
-}
 
 
 def _stamp_case(params, seed):
@@ -112,21 +92,6 @@ check_stamp_kernel = checker(
 
 
 # ---- 2 · pointers, offsets and masks: the masked copy ------------------------------------------
-COPY = {
-    "store": msg(
-        "the last program's lanes past n stored too, past the end of out.",
-        "마지막 프로그램에서 n 너머의 레인도 store해서 out의 끝을 넘어갔습니다.",
-    ),
-    "off_by_one": msg(
-        "one lane too many got through your mask: element n was written, and out ends at "
-        "index n - 1.",
-        "마스크가 레인 하나를 더 통과시켰습니다. 원소 n에 썼는데 out은 인덱스 n - 1에서 끝납니다.",
-    ),
-    "start": msg(
-        "only the first BLOCK elements were copied: every program copied the same ones.",
-        "첫 BLOCK개 원소만 복사되었습니다. 모든 프로그램이 같은 원소를 복사했습니다.",
-    ),
-}
 
 
 def _copy_draw(rng) -> tuple[int, int]:

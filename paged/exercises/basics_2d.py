@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..text import msg
 from .core import checker
 from .kernel_runner import Case, KernelSpec
+from .slips.kernels_onramp import COPY_2D
 from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same, strays_in
 from .triton_checks import cell_namer as _cell
 
@@ -20,37 +20,6 @@ __all__: list[str] = []  # exported by basics.py
 
 
 # ---- 3 · broadcasting: a 2-D tile with row strides ----------------------------------------------
-COPY_2D = {
-    "one_d": msg(
-        "a 1-D mask on a 2-D tile: a mask of shape (BM,) next to a (BM, BN) tile is lined up "
-        "with the LAST dimension, the columns, so a test on rows switched columns on and off.",
-        "2차원 타일에 1차원 마스크를 썼습니다. (BM, BN) 타일 옆의 (BM,) 마스크는 마지막 차원인 열에 맞춰지므로, 행에 대한 검사가 열을 켜고 "
-        "껐습니다.",
-    ),
-    "cols": msg(
-        "columns c >= N got through your mask: each row holds only N numbers.",
-        "c >= N인 열이 마스크를 통과했습니다. 행마다 숫자는 N개뿐입니다.",
-    ),
-    "rows": msg(
-        "rows r >= M got through your mask: the matrix has only M rows.",
-        "r >= M인 행이 마스크를 통과했습니다. 행렬에는 행이 M개뿐입니다.",
-    ),
-    "stride_x": msg(
-        "rows were read from the wrong places: x is a view of a wider buffer, so its rows are "
-        "not N elements apart.",
-        "행을 엉뚱한 곳에서 읽었습니다. x는 더 넓은 버퍼의 뷰라서 행 사이가 N개 원소가 아닙니다.",
-    ),
-    "stride_out": msg(
-        "rows of out landed in the wrong places: out's rows are not as far apart as x's.",
-        "out의 행이 엉뚱한 곳에 들어갔습니다. out의 행 간격은 x의 행 간격과 다릅니다.",
-    ),
-    "axes": msg(
-        "some tiles were never written: program_id(0) numbers the row tiles (BM rows each) and "
-        "program_id(1) the column tiles (BN columns each).",
-        "쓰이지 않은 타일이 있습니다. program_id(0)는 행 타일(각 BM행), program_id(1)은 열 "
-        "타일(각 BN열)의 번호입니다.",
-    ),
-}
 
 
 def _copy_2d_case(params, seed):

@@ -18,7 +18,6 @@ import torch
 from ..text import msg
 from .core import checker
 from .kernel_cases import (
-    HINTS,
     POOL_ROWS,
     cache_words,
     extreme_scores,
@@ -31,6 +30,7 @@ from .kernel_cases import table_as_read as _table_read
 from .kernel_runner import Case, KernelSpec
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
+from .slips.kernels_paged import HINTS
 from .triton_checks import SENTINEL, Watch, device, same, whole
 
 __all__ = [

@@ -19,7 +19,6 @@ from ..text import msg
 from .core import checker
 from .guard import SDPA, forbidden
 from .kernel_cases import (
-    HINTS,
     PAST,
     extreme_scores,
     output,
@@ -29,6 +28,7 @@ from .kernel_cases import (
 )
 from .kernel_runner import Case, KernelSpec
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
+from .slips.kernels_paged import GQA, HINTS, KNOWN, SOFTMAX
 from .triton_checks import device, same, whole
 from .verdicts import UNMASKED_LOAD
 
@@ -45,52 +45,6 @@ RESCALE = msg(
     "tiles added to l_i and acc is still measured against the old running max.",
     "타일 하나짜리 시퀀스에서는 맞고 두 번째 타일부터 틀립니다. 앞 타일들이 l_i와 acc에 더한 값이, 지금까지의 최댓값이 바뀐 뒤에도 옛 최댓값을 기준으로 남아 있습니다.",
 )
-SOFTMAX = {
-    "no_rescale": msg(
-        "you never rescale the old l_i and acc: {why}",
-        "이전 l_i와 acc의 배율을 한 번도 다시 맞추지 않았습니다: {why}",
-    ),
-    "tile_max": msg(
-        "you subtract each tile's own max and never correct the earlier tiles: {why}",
-        "타일마다 그 타일의 최댓값을 빼고 이전 타일은 고치지 않았습니다: {why}",
-    ),
-    "l_only": msg(
-        "you rescale l_i but not acc: {why}", "l_i의 배율은 다시 맞췄지만 acc는 그대로입니다: {why}"
-    ),
-    "acc_only": msg(
-        "you rescale acc but not l_i: {why}", "acc의 배율은 다시 맞췄지만 l_i는 그대로입니다: {why}"
-    ),
-    "no_mask": msg(
-        "positions past seq_len in the last tile got a score of 0.0 and a weight.",
-        "마지막 타일에서 seq_len 이후 위치가 점수 0.0을 받아 가중치를 얻었습니다.",
-    ),
-    "overflow": msg(
-        "inf or NaN where the scores are large: exp(s) overflows (float32 above ~88, float64 "
-        "above ~709).",
-        "점수가 큰 곳에서 inf나 NaN이 나왔습니다. exp(s)가 넘칩니다(float32는 약 88, float64는 약 709 이상).",
-    ),
-    "nan": msg(
-        "NaN or inf. Either something on the first tile is measured against a running max "
-        "that is still -inf, or a K or V load that is not masked with pos < seq_len read a "
-        "slot with no token (NaN here, stale values on a GPU: an unmasked load), and 0 × NaN "
-        "= NaN.",
-        "NaN이나 inf입니다. 첫 타일에서 무언가가 아직 -inf인 지금까지의 최댓값을 기준으로 계산되었거나, pos < seq_len으로 마스크하지 않은 K나 "
-        "V load가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 0 × NaN = NaN이 "
-        "되었습니다(마스크 없는 load).",
-    ),
-    "scale": msg(
-        "the output is what attention gives with scale = 1: the weights come from q · k itself, "
-        "so they are too sharp by a factor sqrt(HEAD_DIM) in the exponent.",
-        "출력이 scale = 1일 때의 어텐션과 같습니다. 가중치가 q · k 자체에서 나와서, 지수가 "
-        "sqrt(HEAD_DIM)배만큼 지나치게 뾰족합니다.",
-    ),
-    "negative": msg(
-        "wrong only for the heads whose scores all lie far below 0 (around -1000), right for the "
-        "others: something there starts from, or is measured against, 0 rather than the scores.",
-        "점수가 모두 0보다 한참 아래(약 -1000)인 헤드에서만 틀렸고 나머지 헤드는 맞습니다. 그 "
-        "헤드에서 무언가가 점수가 아니라 0에서 출발하거나 0을 기준으로 잽니다.",
-    ),
-}
 
 
 def _softmax_case(params, seed, known_max=False):
@@ -203,29 +157,6 @@ def _nonfinite(f) -> bool:
 
 
 # ---- step 4a · the tile loop, the maximum given --------------------------------------------
-KNOWN = {
-    "no_divide": msg(
-        "each output row is the right one times a number of its own, the sum of that row's "
-        "weights exp(s - m): softmax weights add up to 1, and the ones you summed do not.",
-        "출력의 각 행이 맞는 행에 그 행만의 수를 곱한 값이고, 그 수는 그 행의 가중치 "
-        "exp(s - m)의 합입니다. 소프트맥스 가중치의 합은 1인데, 더한 가중치의 합은 1이 아닙니다.",
-    ),
-    "no_mask": msg(
-        "the output shrinks towards 0, by one factor per head, only where seq_len is not a "
-        "multiple of TILE: lanes past seq_len in the last tile, which hold no token, got a "
-        "weight.",
-        "seq_len이 TILE의 배수가 아닌 곳에서만 출력이 헤드마다 일정한 비율로 0 쪽으로 "
-        "줄어듭니다. 마지막 타일에서 seq_len 이후의 레인은 토큰이 없는데도 가중치를 받았습니다.",
-    ),
-    "overflow": msg(
-        "NaN or inf where the scores are large (in the hundreds, or near ±1000), right where "
-        "they are small: an exponential you take there leaves float32's range (exp overflows "
-        "above about 88 and is exactly 0 below about -104, and then 0 / 0 or inf / inf is NaN).",
-        "점수가 큰 곳(수백이거나 ±1000 근처)에서는 NaN이나 inf이고, 점수가 작은 곳에서는 "
-        "맞습니다. 그곳에서 계산하는 지수가 float32의 범위를 벗어납니다(exp는 약 88 위에서 "
-        "넘치고 약 -104 아래에서는 정확히 0이 되어, 0 / 0이나 inf / inf가 NaN이 됩니다).",
-    ),
-}
 
 
 def _known_case(params, seed):
@@ -319,14 +250,6 @@ check_online_softmax_kernel = checker(
 
 
 # ---- step 5 · a group's scores in one tl.dot -------------------------------------------------
-GQA = {
-    "precision": msg(
-        "close, but not to float32 precision: the products lost bits (float16 or tf32 "
-        "operands); the puzzle asks for full float32 products.",
-        "가깝지만 float32 정밀도에는 못 미칩니다. 곱셈에서 비트를 잃었습니다(float16이나 tf32 "
-        "피연산자). 이 퍼즐은 완전한 float32 곱을 요구합니다.",
-    ),
-}
 
 
 def _gqa_case(params, seed):
