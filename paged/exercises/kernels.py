@@ -312,9 +312,6 @@ check_tile_scores_kernel = checker(
 )
 
 
-from .kernels_attention import (  # noqa: E402
-    check_gqa_scores_kernel,
-    check_known_max_kernel,
-    check_online_softmax_kernel,
-)
+from .kernels_attention import check_known_max_kernel, check_online_softmax_kernel  # noqa: E402
+from .kernels_gqa import check_gqa_scores_kernel  # noqa: E402
 from .kernels_merge import check_merge_kernel  # noqa: E402

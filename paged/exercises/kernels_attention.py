@@ -1,5 +1,5 @@
 """The attention puzzles of the kernel chapter, as `KernelSpec`s: the tile loop with a known
-maximum, the online softmax, GQA scores.
+maximum, the online softmax (GQA scores in one tl.dot: `kernels_gqa.py`).
 
 Exported by `kernels.py` (its docstring says how they are checked). The known-max loop gets each
 head's largest score in a buffer `m` (guarded by NaN), which each program must load (under the
@@ -28,7 +28,7 @@ from .kernel_cases import (
 )
 from .kernel_runner import Case, KernelSpec
 from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
-from .slips.kernels_paged import GQA, HINTS, KNOWN, SOFTMAX
+from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
 from .triton_checks import device, same, whole
 from .verdicts import UNMASKED_LOAD
 
@@ -245,110 +245,5 @@ check_online_softmax_kernel = checker(
     ONLINE_SOFTMAX_SPEC,
     """kernel[(num_seqs, num_q_heads)](q, k_cache, v_cache, block_table, seq_lens, out, scale,
     max_blocks, BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=): step 4's tile loop.
-    """,
-)
-
-
-# ---- step 5 · a group's scores in one tl.dot -------------------------------------------------
-
-
-def _gqa_case(params, seed):
-    from ..attention import gather_kv
-    from ..attention.steps import make_case
-
-    bs, lens, num_q, num_kv = params
-    tile = block_g = 16
-    args = make_case(list(lens), bs, num_q, num_kv, seed=seed, poison=True)
-    q, k_cache, table, seq_lens = args[0], args[1], args[3], args[4]
-    D, group = q.shape[2], num_q // num_kv
-    # a guard of BLOCK_G rows: a program that stores all its rows, not GROUP, stays inside it
-    # (past it, the interpreter writes into whatever buffer lies next: q, in one CI run)
-    out_flat, out = output((len(lens), num_q, tile), device(), (num_q + block_g) * tile)
-    watch = paged_watch(*args, with_v=False, seq_axis=0)
-    ok = np.arange(out_flat.numel()) < out.numel()
-    watch.add(
-        "scores",
-        out_flat,
-        load=False,
-        store=ok,
-        where=lambda i: f"scores[{i // (num_q * tile)}, {i // tile % num_q}, {i % tile}]",
-    )
-    want, by_mod = (torch.full(out.shape, float("-inf"), dtype=torch.float64) for _ in range(2))
-    for i, n in enumerate(lens):
-        keys = gather_kv(k_cache, table[i], n).cpu().double()  # (n, kv heads, D)
-        for h in range(num_q):
-            qh = q[i, h].cpu().double() * D**-0.5
-            want[i, h, :n] = keys[:, h // group] @ qh
-            by_mod[i, h, :n] = keys[:, h % num_kv] @ qh
-    return Case(
-        where=f"block_size {bs}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}",
-        watch=watch,
-        run=lambda k: k[(len(lens), num_kv)](
-            q,
-            k_cache,
-            table,
-            seq_lens,
-            out_flat,
-            D**-0.5,
-            table.shape[1],
-            BLOCK_SIZE=bs,
-            KV_HEADS=num_kv,
-            GROUP=group,
-            HEAD_DIM=D,
-            TILE=tile,
-            BLOCK_G=block_g,
-        ),
-        outputs=[("scores", out_flat, ok)],
-        got=lambda: out.cpu().double(),
-        want=want,
-        label="scores",
-        views=[
-            pool_view("k_cache", k_cache),
-            ("scores", "store", 0, len(lens) * num_q, tile, tile, 1),
-        ],
-        data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
-    )
-
-
-def _gqa_draw(rng):
-    bs, num_kv = rng.choice((1, 2, 4, 8, 16)), rng.choice((1, 2, 3))
-    lens = tuple(
-        rng.choice((1, bs, min(bs + 1, 16), 16, rng.randint(1, 16)))
-        for _ in range(rng.choice((1, 2)))
-    )
-    return bs, lens, num_kv * rng.choice((1, 2, 4)), num_kv
-
-
-def _on_valid(f, other, tol=1e-2):
-    return same(f.got[f.valid], other[f.valid], tol)
-
-
-GQA_SCORES_SPEC = KernelSpec(
-    name="gqa_scores_kernel",
-    # (block_size, seq_lens, num_q_heads, num_kv_heads): GROUP 2 with 2 and 3 KV heads,
-    # GROUP 4, MQA; every sequence fits in one TILE = 16; BLOCK_G = 16 rows.
-    fixed=((4, (5, 16, 1), 4, 2), (1, (3, 12), 6, 3), (16, (16, 9), 8, 2), (8, (8,), 4, 1)),
-    build=_gqa_case,
-    draw=_gqa_draw,
-    num_random=3,
-    tol=1e-5,
-    needs_dot=True,
-    summary="GROUP 1-4, 1-3 KV heads, block sizes 1-16, float32 products from one tl.dot",
-    store_hints=((lambda f: True, HINTS["group_rows"]),),
-    value_hints=(
-        (lambda f: same(f.got, f.want, 1e-2), GQA["precision"]),
-        (lambda f: _on_valid(f, f.want), HINTS["neg_inf"]),
-        (lambda f: _on_valid(f, f.by_mod), HINTS["head_mod"]),
-        (lambda f: _on_valid(f, f.want / f.scale), HINTS["scale"]),
-        (lambda f: bool(f.watch.describe("load")), UNMASKED_LOAD),
-    ),
-)
-
-
-check_gqa_scores_kernel = checker(
-    GQA_SCORES_SPEC,
-    """kernel[(num_seqs, KV_HEADS)](q, k_cache, block_table, seq_lens, scores, scale, max_blocks,
-    BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=, BLOCK_G=): scores (num_seqs, num_q_heads,
-    TILE), one tl.dot per (sequence, KV head) for its GROUP query heads; -inf past seq_len.
     """,
 )
