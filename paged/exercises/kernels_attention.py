@@ -27,8 +27,8 @@ from .kernel_cases import (
     rising_scores,
 )
 from .kernel_runner import Case, KernelSpec
-from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
 from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
+from .slips.tile_loop import known_max_outputs, max_scores, online_softmax_outputs
 from .triton_checks import device, same, whole
 from .verdicts import UNMASKED_LOAD
 

@@ -1,4 +1,5 @@
-"""What a tile-loop kernel with a typical mistake stores, so its checker can name it.
+"""Slips of the tile loop (chapter 6, steps 4a and 4b): what a kernel with a typical mistake
+stores, so that its checker can name it.
 
 `online_softmax_outputs(*case, tile, variant)` runs the tile loop in float64 on a paged case,
 right or with one mistake ("no_rescale", "tile_max", "l_only", "acc_only", "no_mask",
