@@ -17,6 +17,7 @@ from paged import exercises as ex
 from paged.exercises import answers, prefix, sizes
 from paged.exercises import attention as attention_checker
 from paged.exercises import decode as decode_checker
+from paged.exercises import merge as merge_checker
 from paged.exercises.slips import SLIPS, of
 
 
@@ -186,7 +187,7 @@ def merge_in_float64(parts):
 
 
 def test_a_right_float64_merge_is_accepted(capsys):
-    assert merge_in_float64(attention_checker._merge_pairs()[0][0]).dtype == torch.float64
+    assert merge_in_float64(merge_checker._merge_pairs()[0][0]).dtype == torch.float64
     for ok, out in verdicts(capsys, ex.check_merge_partitions, merge_in_float64):
         assert ok is True and out.startswith("merge_partitions: correct"), out
 
