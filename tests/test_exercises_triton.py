@@ -713,8 +713,9 @@ def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
 
 def test_the_cases_hold_the_block_boundaries_and_the_extremes():
     from paged.exercises import basics_compute, kernels, kernels_attention, kernels_merge
+    from paged.exercises.kernels_scores import TILE_SCORES_SPEC
 
-    for spec in (kernels.GATHER_SPEC, kernels.TILE_SCORES_SPEC):
+    for spec in (kernels.GATHER_SPEC, TILE_SCORES_SPEC):
         sizes = [(bs, tile, n) for bs, tile, n, *_ in spec.fixed]
         assert {(tile > bs) - (tile < bs) for bs, tile, _ in sizes} == {-1, 0, 1}
         assert any(bs == 1 for bs, _, _ in sizes) and any(
