@@ -17,6 +17,7 @@ import pytest
 from paged import exercises as ex
 from paged.exercises import answers, core
 from paged.exercises.kernel_runner import KernelSpec
+from paged.exercises.slips import SLIPS as SLIPS_BY_NAME
 from paged.exercises.verdicts import HINT, NOT_A_KERNEL, NOT_YET
 from paged.text import msg
 
@@ -31,6 +32,12 @@ def test_every_checker_is_a_spec_in_the_registry():
         spec = getattr(ex, name).spec
         assert isinstance(spec, core.Spec | KernelSpec) and ex.SPECS[spec.name] is spec
         assert name == f"check_{spec.name}" and getattr(ex, name).__doc__
+
+
+def test_every_spec_picks_its_slips_by_name_from_the_catalogue():
+    picked = [s for n in PLAIN for s in ex.SPECS[n].slips]
+    assert all(isinstance(s, str) for s in picked)  # named once, in slips/, by concept
+    assert sorted(picked) == sorted(SLIPS_BY_NAME)  # each picked once, none left unused
 
 
 @pytest.mark.parametrize("name", PLAIN)

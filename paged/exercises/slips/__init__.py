@@ -48,5 +48,6 @@ SLIPS = {  # by chapter: 1-4 sizes and blocks, 5 and 7 attention, 8 sharing, 9 p
 def of(concept: str) -> tuple[str, ...]:
     """The names of every slip of `concept` ("victims": "victims.earliest", ...), in order."""
     names = tuple(n for n in SLIPS if n.startswith(concept + "."))
-    assert names, f"no slip of {concept!r}"
+    if not names:
+        raise KeyError(f"no slip of {concept!r}")
     return names
