@@ -14,16 +14,11 @@ import pytest
 import torch
 
 from paged import exercises as ex
-from paged.exercises import answers, prefix, sizes
+from paged.exercises import answers, core, prefix, sizes
 from paged.exercises import attention as attention_checker
 from paged.exercises import decode as decode_checker
 from paged.exercises import merge as merge_checker
-from paged.exercises.slips import SLIPS, of
-
-
-def slips(concept):
-    return [SLIPS[n] for n in of(concept)]
-
+from paged.exercises.slips import SLIPS
 
 SEEDS = (1, 2, 3, 4, 5)
 
@@ -249,10 +244,12 @@ def test_write_slot_reference_count_slips_get_their_hint(capsys, learner, phrase
 
 
 def test_the_new_hints_are_in_the_catalogues():
-    hints = [str(h) for _, h in slips("cow")]
+    hints = [str(h) for _, h in core.slips(ex.SPECS["write_slot"])]
     assert sum("after the copy the old block counts" in h for h in hints) == 2
-    assert any("the last step of `steps`" in str(h) for _, h in slips("breakdown"))
-    assert any("a block seen twice cancels out" in str(h) for _, h in slips("hash_chain"))
+    assert any("the last step of `steps`" in str(h) for _, h in core.slips(ex.SPECS["breakdown"]))
+    assert any(
+        "a block seen twice cancels out" in str(h) for _, h in core.slips(ex.SPECS["block_hashes"])
+    )
 
 
 def test_right_write_slots_still_pass(capsys):

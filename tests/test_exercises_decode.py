@@ -13,15 +13,9 @@ import torch
 import torch.nn.functional as F
 
 from paged.attention import reference
-from paged.exercises import check_decode_one_head
+from paged.exercises import check_decode_one_head, core
 from paged.exercises import decode as checker
 from paged.exercises.answers import attention as attention_answers
-from paged.exercises.slips import SLIPS, of
-
-
-def slips(concept):
-    return [SLIPS[n] for n in of(concept)]
-
 
 NAME = "decode_one_head"
 
@@ -113,7 +107,7 @@ def test_no_max_in_float32_is_named_by_where_exp_overflows(capsys):
 
 
 def test_the_hints_name_the_symptom_not_the_recipe():
-    texts = [str(h) for _, h in slips("decode")] + [str(h) for _, h in checker._SYMPTOMS]
+    texts = [str(h) for _, h in core.slips(checker.SPEC)] + [str(h) for _, h in checker._SYMPTOMS]
     for text in texts:
         for recipe in ("max()", "subtract", ".sort", "[:seq_len]", "torch.softmax", "h // group"):
             assert recipe not in text, (recipe, text)

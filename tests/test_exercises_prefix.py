@@ -15,12 +15,7 @@ from paged import prefix_cache
 from paged.exercises import check_block_hashes, core
 from paged.exercises import prefix as checker
 from paged.exercises.answers import prefix as prefix_answers
-from paged.exercises.slips import SLIPS, of
 from paged.text import Message
-
-
-def slips(concept):
-    return [SLIPS[n] for n in of(concept)]
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +92,7 @@ def test_a_changed_argument_and_a_library_call_are_named(capsys, name):
 
 def test_the_hint_names_the_symptom_not_the_recipe(capsys):
     """No hint spells the fix out: none names hash_block or the parent's hash as code."""
-    for m in [*(h for _, h in slips("hash_chain")), *(h for _, h in checker.SYMPTOMS)]:
+    for m in [*(h for _, h in core.slips(checker.BLOCK_HASHES)), *(h for _, h in checker.SYMPTOMS)]:
         assert "hash_block" not in m.en and "parent" not in m.en, m.en
 
 
@@ -172,7 +167,7 @@ def test_the_checker_speaks_korean(capsys, monkeypatch):
     assert "반환값은 [A, B, C] (같은 글자는 같은 해시), 기대한 값은 [A, B]입니다." in out
     assert "힌트: 덜 찬 마지막 블록에도 해시를 주었습니다." in out
     texts = [v for v in vars(checker).values() if isinstance(v, Message)]
-    texts += [h for _, h in (*slips("hash_chain"), *checker.SYMPTOMS)]
+    texts += [h for _, h in (*core.slips(checker.BLOCK_HASHES), *checker.SYMPTOMS)]
     assert len(texts) > 10
     for m in texts:
         assert not re.search(r"\((?:을|를|이|가|은|는|와|과)\)", m.ko), m.ko

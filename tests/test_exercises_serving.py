@@ -14,16 +14,11 @@ import re
 import pytest
 
 from paged.course import glossary
-from paged.exercises import serving
+from paged.exercises import core, serving
 from paged.exercises.serving import check_admit
-from paged.exercises.slips import SLIPS, of
 from paged.scheduler import Scheduler
 from paged.text import Message
 from paged.workloads import Request
-
-
-def slips(concept):
-    return [SLIPS[n] for n in of(concept)]
 
 
 @pytest.fixture(autouse=True)
@@ -81,13 +76,13 @@ def test_the_truth_is_the_schedulers_first_step():
 
 
 def test_checker_texts_speak_korean_in_the_glossarys_terms(monkeypatch, capsys):
-    hints = [m for _, m in slips("admission")]
+    hints = [m for _, m in core.slips(serving.SPEC)]
     assert len(hints) >= 3 and all(type(m) is Message for m in hints)
     assert [(m.ko[:30], v) for m in hints for v in glossary.variants(m.ko)] == []
     monkeypatch.setenv("PAGED_LANG", "ko")
     assert check_admit(admit) is True
     assert re.fullmatch(r"admit: 정답입니다 \(사례 \d+개\)\.\n", capsys.readouterr().out)
-    fcfs = next(f for f, h in slips("admission") if "first come, first served" in h.en)
+    fcfs = next(f for f, h in core.slips(serving.SPEC) if "first come, first served" in h.en)
     assert check_admit(fcfs) is False
     out = capsys.readouterr().out
     assert "아직 아닙니다" in out and "  힌트: 수락은 선착순입니다." in out, out
