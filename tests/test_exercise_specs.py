@@ -1,8 +1,10 @@
 """Every exercise is a spec run by one engine: what holds for one holds for all.
 
-For each plain-Python spec in the registry (`paged.exercises.SPECS`): the model answer passes; a
-stub still raising NotImplementedError gets "not yet"; each named slip, handed in as the
-learner's function, is rejected with its own hint; a seed draws the same random cases again.
+For each plain-Python spec in the registry (`paged.exercises.SPECS`): the model answer passes,
+also as `solution` prints it; a stub still raising NotImplementedError gets "not yet", a function
+returning None "you returned nothing"; each named slip, handed in as the learner's function, is
+rejected with its own hint (the typical mistakes the chapters' tests once wrote out, each the same
+wrong answer as a slip); a seed draws the same random cases again.
 Triton puzzles go through the same entry point (`core.check` hands a `KernelSpec` to the kernel
 runner); their verdicts are tested in test_exercises_triton.py.
 """
@@ -15,7 +17,9 @@ import pytest
 from paged import exercises as ex
 from paged.exercises import answers, core
 from paged.exercises.kernel_runner import KernelSpec
+from paged.exercises.slips import SLIPS as SLIPS_BY_NAME
 from paged.exercises.verdicts import HINT, NOT_A_KERNEL, NOT_YET
+from paged.text import msg
 
 PLAIN = sorted(n for n, s in ex.SPECS.items() if isinstance(s, core.Spec))
 SLIPS = [(n, i) for n in PLAIN for i in range(len(core.slips(ex.SPECS[n])))]
@@ -30,10 +34,22 @@ def test_every_checker_is_a_spec_in_the_registry():
         assert name == f"check_{spec.name}" and getattr(ex, name).__doc__
 
 
+def test_every_spec_picks_its_slips_by_name_from_the_catalogue():
+    picked = [s for n in PLAIN for s in ex.SPECS[n].slips]
+    assert all(isinstance(s, str) for s in picked)  # named once, in slips/, by concept
+    assert sorted(picked) == sorted(SLIPS_BY_NAME)  # each picked once, none left unused
+
+
 @pytest.mark.parametrize("name", PLAIN)
-def test_the_model_answer_passes(name, capsys):
+def test_the_model_answer_passes_also_as_typed_into_a_chapter(name, capsys):
     assert core.check(ex.SPECS[name], answers.find(name), seed=1) is True
-    assert capsys.readouterr().out.startswith(f"{name}: correct")
+    assert capsys.readouterr().out.startswith(f"{name}: correct (")
+    ex.solution(name)
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"def {name}(")
+    namespace = {}  # the solvability test puts this source in place of the chapter's stub
+    exec(printed, namespace)
+    assert core.check(ex.SPECS[name], namespace[name], seed=2) is True
 
 
 @pytest.mark.parametrize("name", PLAIN)
@@ -43,6 +59,13 @@ def test_a_stub_gets_not_yet(name, capsys):
 
     assert core.check(ex.SPECS[name], stub) is False
     assert capsys.readouterr().out == NOT_YET.format(name=name) + "\n"
+
+
+@pytest.mark.parametrize("name", [n for n in PLAIN if not ex.SPECS[n].none_ok])
+def test_none_is_nothing(name, capsys):
+    assert core.check(ex.SPECS[name], lambda *args: None, seed=1) is False
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name}: you returned nothing — did you forget `return`? (for "), out
 
 
 @pytest.mark.parametrize(("name", "i"), SLIPS)
@@ -68,3 +91,38 @@ def test_a_kernel_spec_goes_through_the_same_entry_point(name, capsys):
 
     assert core.check(ex.SPECS[name], not_a_kernel) is False
     assert capsys.readouterr().out == NOT_A_KERNEL.format(name=name, got="function") + "\n"
+
+
+# ---- the engine itself, on specs made here ----------------------------------------------------
+def _check(fn, cases, slips=(), **kw):
+    return core.check(core.Spec("f", cases=cases, answer=lambda x: x, slips=slips, **kw), fn)
+
+
+def test_a_hint_must_explain_every_wrong_answer_not_collide_with_one(capsys):
+    slips = [(lambda x: 2 * x, msg("you doubled it", "두 배로 했습니다"))]
+    cases = [(1,), (2,), (3,)]
+    assert _check(lambda x: 2, cases, slips) is False
+    out = capsys.readouterr().out  # 2 is 2 * 1 on the failing case, but 3 -> 2 is not doubling
+    assert out == "f: not quite: for (1,) you returned 2, expected 1.\n"
+    for learner in (lambda x: 2 * x, lambda x: x if x == 1 else 2 * x):  # all, or all it got wrong
+        assert _check(learner, cases, slips) is False
+        assert "  hint: you doubled it" in capsys.readouterr().out
+
+
+def test_a_near_miss_takes_no_hint_from_a_slip_that_is_right_there(capsys):
+    near = lambda got, want: abs(got - want) <= 0.1  # noqa: E731  -- a tolerance, not ==
+    slips = [(lambda x: x + 0.08, msg("you added a bit", "조금 더했습니다"))]
+    assert _check(lambda x: x + 0.15, [(1.0,)], slips, same=near) is False
+    assert "hint" not in capsys.readouterr().out  # 1.15 agrees with 1.08, and 1.08 is right
+
+
+def test_a_tolerance_can_depend_on_the_case(capsys):
+    loose = {(1.0,): 0.01, (1000.0,): 1.0}
+
+    def same_for(args):
+        return lambda got, want: abs(got - want) <= loose[args]
+
+    learner = lambda x: x * (1 + 1e-4)  # noqa: E731  -- off by 1e-4 of the value
+    assert _check(learner, list(loose), same_for=same_for) is True
+    assert _check(lambda x: x + 0.5, list(loose), same_for=same_for) is False
+    assert "for (1.0,)" in capsys.readouterr().out

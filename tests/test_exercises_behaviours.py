@@ -14,9 +14,11 @@ import pytest
 import torch
 
 from paged import exercises as ex
-from paged.exercises import answers, placement, prefix, sharing, sizes
+from paged.exercises import answers, core, prefix, sizes
 from paged.exercises import attention as attention_checker
 from paged.exercises import decode as decode_checker
+from paged.exercises import merge as merge_checker
+from paged.exercises.slips import SLIPS
 
 SEEDS = (1, 2, 3, 4, 5)
 
@@ -39,11 +41,6 @@ def rejected_with(capsys, check, fn, name, phrase):
     for ok, out in verdicts(capsys, check, fn):
         assert ok is False, out
         assert out.startswith(f"{name}: not quite") and phrase in out, out
-
-
-def hint_of(mistakes, wrong_fn) -> str:
-    """The English hint paired with `wrong_fn` in a checker's catalogue."""
-    return next(str(h) for fn, h in mistakes if fn is wrong_fn)
 
 
 # ---- block_hashes: reordered and repeated blocks ------------------------------------------------
@@ -185,7 +182,7 @@ def merge_in_float64(parts):
 
 
 def test_a_right_float64_merge_is_accepted(capsys):
-    assert merge_in_float64(attention_checker._merge_pairs()[0][0]).dtype == torch.float64
+    assert merge_in_float64(merge_checker._merge_pairs()[0][0]).dtype == torch.float64
     for ok, out in verdicts(capsys, ex.check_merge_partitions, merge_in_float64):
         assert ok is True and out.startswith("merge_partitions: correct"), out
 
@@ -201,7 +198,7 @@ def first_fit_length_as_end(holes, size):
 
 
 def test_first_fit_reading_a_length_as_an_end_gets_its_own_hint(capsys):
-    hint = hint_of(placement._FIT_MISTAKES, placement._length_as_end)
+    hint = str(SLIPS["first_fit.length_as_end"][1])
     for ok, out in verdicts(capsys, ex.check_first_fit, first_fit_length_as_end):
         assert ok is False and f"hint: {hint}" in out, out
         assert "forget to `return`" not in out, out
@@ -247,10 +244,12 @@ def test_write_slot_reference_count_slips_get_their_hint(capsys, learner, phrase
 
 
 def test_the_new_hints_are_in_the_catalogues():
-    hints = [str(h) for _, h in sharing._WRITE_MISTAKES]
+    hints = [str(h) for _, h in core.slips(ex.SPECS["write_slot"])]
     assert sum("after the copy the old block counts" in h for h in hints) == 2
-    assert any("the last step of `steps`" in str(h) for _, h in sizes._BREAKDOWN_MISTAKES)
-    assert any("a block seen twice cancels out" in str(h) for _, h in prefix.MISTAKES)
+    assert any("the last step of `steps`" in str(h) for _, h in core.slips(ex.SPECS["breakdown"]))
+    assert any(
+        "a block seen twice cancels out" in str(h) for _, h in core.slips(ex.SPECS["block_hashes"])
+    )
 
 
 def test_right_write_slots_still_pass(capsys):

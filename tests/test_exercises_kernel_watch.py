@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(
 if backend() == "interpreter":
     import triton
     import triton.language as tl
+    from test_exercises_triton import Variant, copy_2d_v, copy_v, stamp_v
 
     from paged import exercises as ex
     from paged.exercises import answers
@@ -106,17 +107,16 @@ if backend() == "interpreter":
                 tl.store(out_ptr + offs, offs * 0 + p)
 
     @triton.jit
-    def copy_by_program_0(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        """Program 0 copies every block, masked; the others do nothing."""
-        if tl.program_id(0) == 0:
-            for start in range(0, n, BLOCK):
-                offs = start + tl.arange(0, BLOCK)
-                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
-
-    @triton.jit
-    def copy_by_atomic(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
-        """Reads x through an atomic that leaves it as it was, unmasked; the store is masked."""
+    def copy_watched(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
+        """Program 0 copies every block, masked, the others nothing ("program_0"); or each reads
+        its block of x through an atomic that leaves it as it was, unmasked, the store masked."""
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        if V == "program_0":
+            if tl.program_id(0) == 0:
+                for start in range(0, n, BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+            return
         if V == "add":
             x = tl.atomic_add(x_ptr + offs, 0.0)
         elif V == "max":
@@ -126,12 +126,6 @@ if backend() == "interpreter":
         else:  # cas: compare with a value never there, so nothing is written
             x = tl.atomic_cas(x_ptr + offs, offs.to(tl.float32) * 0.0 + 12345.0, 0.0)
         tl.store(out_ptr + offs, x, mask=offs < n)
-
-    @triton.jit
-    def copy_no_mask_anywhere(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        """A plain tl.load (no mask argument at all) past n; the store masked."""
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs), mask=offs < n)
 
     @triton.jit
     def first_tile_max(
@@ -239,18 +233,6 @@ if backend() == "interpreter":
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
-class Variant:
-    """A VARIANT of a test kernel, launched as the checker launches the learner's: k[grid](...)."""
-
-    def __init__(self, kernel, variant):
-        self.kernel, self.variant, self.fn = kernel, variant, kernel.fn
-
-    def __getitem__(self, grid):
-        import functools
-
-        return functools.partial(self.kernel[grid], V=self.variant)
-
-
 @pytest.fixture(autouse=True)
 def english(monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "en")
@@ -288,23 +270,17 @@ def test_gqa_scores_with_a_tl_dot_thrown_away_is_rejected(capsys):
 # ---- each program stores its own share ------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "check, kernel",
-    [("check_stamp_kernel", "stamp_by_program_0"), ("check_copy_kernel", "copy_by_program_0")],
-)
-def test_program_0_doing_the_whole_grid_is_rejected(check, kernel, capsys):
-    out = _rejected(
-        getattr(ex, check), globals()[kernel], capsys, "program 0 wrote out[", "another program's"
-    )
+@pytest.mark.parametrize("check", ["check_stamp_kernel", "check_copy_kernel"])
+def test_program_0_doing_the_whole_grid_is_rejected(check, capsys):
+    kernel = {"check_stamp_kernel": stamp_by_program_0}.get(check)
+    kernel = kernel or Variant(copy_watched, "program_0")
+    out = _rejected(getattr(ex, check), kernel, capsys, "program 0 wrote out[", "another program's")
     assert "share" in out
 
 
 def test_the_share_hints_still_name_the_typical_grid_mistakes(capsys):
-    from test_exercises_triton import Variant as Learner
-    from test_exercises_triton import copy_2d_v, stamp_v
-
-    _rejected(ex.check_stamp_kernel, Learner(stamp_v, "same_block"), capsys, "the same first")
-    _rejected(ex.check_copy_2d_kernel, Learner(copy_2d_v, "axes"), capsys, "program_id(0) numbers")
+    _rejected(ex.check_stamp_kernel, Variant(stamp_v, "same_block"), capsys, "the same first")
+    _rejected(ex.check_copy_2d_kernel, Variant(copy_2d_v, "axes"), capsys, "program_id(0) numbers")
 
 
 # ---- every access watched ---------------------------------------------------------------------
@@ -314,7 +290,7 @@ def test_the_share_hints_still_name_the_typical_grid_mistakes(capsys):
 def test_an_unmasked_read_through_an_atomic_is_rejected(variant, capsys):
     _rejected(
         ex.check_copy_kernel,
-        Variant(copy_by_atomic, variant),
+        Variant(copy_watched, variant),
         capsys,
         "ran an atomic, which reads and writes, on x[",
         "an atomic (tl.atomic_add",
@@ -322,7 +298,8 @@ def test_an_unmasked_read_through_an_atomic_is_rejected(variant, capsys):
 
 
 def test_a_load_without_a_mask_argument_goes_through_the_watch(capsys):
-    _rejected(ex.check_copy_kernel, copy_no_mask_anywhere, capsys, "loaded x[", "unmasked load")
+    unmasked = Variant(copy_v, "unmasked_load")  # tl.load(x_ptr + offs): no mask at all
+    _rejected(ex.check_copy_kernel, unmasked, capsys, "loaded x[", "unmasked load")
 
 
 def test_the_watch_records_what_each_program_touched():
@@ -401,10 +378,10 @@ def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys)
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = try_kernel(copy_by_program_0, "copy_kernel", show=False)
+    fig = try_kernel(Variant(copy_watched, "program_0"), "copy_kernel", show=False)
     assert "the same as the reference" in capsys.readouterr().out  # right values...
     assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
-    fig = try_kernel(copy_no_mask_anywhere, "copy_kernel", show=False)
+    fig = try_kernel(Variant(copy_v, "unmasked_load"), "copy_kernel", show=False)
     capsys.readouterr()
     from matplotlib.colors import to_rgba
 

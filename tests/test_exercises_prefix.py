@@ -1,8 +1,8 @@
 """The prefix-caching exercise of chapter 11 (`block_hashes`): its checker, answer and mistakes.
 
 The checker compares which hashes are equal, not their values: the model answer (the library's
-`hash_block`) and answers hashing with Python's own `hash` are both accepted; each typical
-mistake, written here as a learner would, is rejected with the hint that names it; a failing
+`hash_block`) and answers hashing with Python's own `hash` are both accepted (the typical mistakes
+are the spec's slips, each rejected with its hint in test_exercise_specs.py); a failing
 random case prints its seed and `seed=` draws it again; the texts speak Korean in the Korean
 edition.
 """
@@ -12,7 +12,7 @@ import re
 import pytest
 
 from paged import prefix_cache
-from paged.exercises import answers, check_block_hashes, solution
+from paged.exercises import check_block_hashes, core
 from paged.exercises import prefix as checker
 from paged.exercises.answers import prefix as prefix_answers
 from paged.text import Message
@@ -56,50 +56,9 @@ def test_right_answers_are_accepted_on_every_seed(capsys, fn):
         assert out.startswith("block_hashes: correct (")
 
 
-def test_the_model_answer_is_what_solution_prints(capsys):
-    assert answers.find("block_hashes") is prefix_answers.block_hashes
-    solution("block_hashes")
-    out = capsys.readouterr().out
-    assert out.startswith("def block_hashes(token_ids, block_size):") and "hash_block" in out
-    namespace = {}
-    exec(out, namespace)  # runs as typed into the chapter
-    assert namespace["block_hashes"]([1, 2, 3, 4, 5], 2) == prefix_cache.block_hashes(
-        [1, 2, 3, 4, 5], 2
-    )
-
-
-def _learner(count="full", parent="hash", shift=0, wrap=list):
-    """block_hashes with one slip, as a learner would write it."""
-
-    def wrong(token_ids, block_size):
-        n = len(token_ids)
-        num = {"full": n // block_size, "ceil": (n + block_size - 1) // block_size}[count]
-        hashes, prev_hash, prev_tokens = [], None, ()
-        for i in range(num):
-            lo = max(0, i * block_size + shift)
-            block = token_ids[lo : lo + block_size]
-            if parent == "hash":
-                h = prefix_cache.hash_block(prev_hash, block)
-            elif parent == "none":
-                h = prefix_cache.hash_block(None, block)
-            else:  # the previous block's tokens
-                h = hash((prev_tokens, tuple(block)))
-            hashes.append(h)
-            prev_hash, prev_tokens = h, tuple(block)
-        if wrap == "generator":
-            return (h for h in hashes)
-        return wrap(enumerate(hashes)) if wrap is dict else hashes
-
-    return wrong
-
-
-def sliced_back(token_ids, block_size):
-    """Block i read from one token early, the slice written as is (block 0 wraps around)."""
-    hashes, parent = [], None
-    for i in range(len(token_ids) // block_size):
-        parent = hash((parent, tuple(token_ids[i * block_size - 1 : (i + 1) * block_size - 1])))
-        hashes.append(parent)
-    return hashes
+def slip(phrase):
+    """The spec's slip whose hint says `phrase` (the typical mistakes live in the catalogue)."""
+    return next(f for f, h in core.slips(checker.BLOCK_HASHES) if phrase in h.en)
 
 
 def mutates(token_ids, block_size):
@@ -116,39 +75,29 @@ def calls_the_answer(token_ids, block_size):
     return prefix_answers.block_hashes(token_ids, block_size)
 
 
-MISTAKES = {
-    "1 the partial block hashed": (_learner(count="ceil"), "partly filled block a hash too"),
-    "2 no parent": (_learner(parent="none"), "name its whole prefix"),
-    "3 off by one, back": (_learner(shift=-1), "tokens of a neighbouring block"),
-    "3 off by one, back, as sliced": (sliced_back, "tokens of a neighbouring block"),
-    "3 off by one, ahead": (_learner(shift=1), "tokens of a neighbouring block"),
-    "4 parent = previous tokens": (_learner(parent="tokens"), "two or more blocks back"),
-    "5 a generator": (_learner(wrap="generator"), "gives a generator"),
-    "5 a dict": (_learner(wrap=dict), "returns a dict"),
-    "5 nothing": (lambda token_ids, block_size: None, "you returned nothing"),
-    "6 mutates its input": (mutates, "changed its argument `token_ids`"),
-    "7 calls the library": (calls_the_library, "calls paged.prefix_cache.block_hashes"),
-    "7 calls the model answer": (calls_the_answer, "calls paged.exercises.solution"),
+WRONG = {  # not slips: the engine's classes of wrong answer, seen from this exercise
+    "mutates its input": (mutates, "changed its argument `token_ids`"),
+    "calls the library": (calls_the_library, "calls paged.prefix_cache.block_hashes"),
+    "calls the model answer": (calls_the_answer, "calls paged.exercises.solution"),
 }
 
 
-@pytest.mark.parametrize("name", MISTAKES)
-def test_each_typical_mistake_is_rejected_with_its_hint(capsys, name):
-    fn, hint = MISTAKES[name]
+@pytest.mark.parametrize("name", WRONG)
+def test_a_changed_argument_and_a_library_call_are_named(capsys, name):
+    fn, phrase = WRONG[name]
     ok, out = verdict(capsys, fn, seed=7)
     assert ok is False
-    assert out.startswith("block_hashes: ") and "correct" not in out.split("\n")[0]
-    assert hint in out, out
+    assert out.startswith("block_hashes: not quite") and phrase in out, out
 
 
 def test_the_hint_names_the_symptom_not_the_recipe(capsys):
     """No hint spells the fix out: none names hash_block or the parent's hash as code."""
-    for m in [*(h for _, h in checker.MISTAKES), *(h for _, h in checker.SYMPTOMS)]:
+    for m in [*(h for _, h in core.slips(checker.BLOCK_HASHES)), *(h for _, h in checker.SYMPTOMS)]:
         assert "hash_block" not in m.en and "parent" not in m.en, m.en
 
 
 def test_a_failing_fixed_case_shows_the_pattern_of_equal_hashes(capsys):
-    ok, out = verdict(capsys, _learner(parent="none"))
+    ok, out = verdict(capsys, slip("name its whole prefix"))
     assert ok is False
     assert (
         "for token_ids=[5, 5, 5, 5], block_size=2 you returned [A, A] (the same letter: the "
@@ -195,19 +144,6 @@ def test_other_wrong_answers_get_a_symptom(capsys):
     assert "the values are right, but the hash [10, 11, 12, 13] is a list" in out
 
 
-def test_the_stub_and_exceptions(capsys):
-    def stub(token_ids, block_size):
-        raise NotImplementedError  # your code here
-
-    def crashes(token_ids, block_size):
-        return [token_ids[block_size * 99]]
-
-    ok, out = verdict(capsys, stub)
-    assert ok is False and out.startswith("block_hashes: not yet")
-    ok, out = verdict(capsys, crashes)
-    assert ok is False and "your function raised IndexError" in out
-
-
 def test_the_library_is_untouched_after_a_forbidden_call(capsys):
     verdict(capsys, calls_the_library)
     assert prefix_cache.block_hashes([1, 2, 3], 1) == prefix_cache.block_hashes([1, 2, 3], 1)
@@ -226,12 +162,12 @@ def test_the_truth_is_the_library_s_pattern():
 
 def test_the_checker_speaks_korean(capsys, monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "ko")
-    ok, out = verdict(capsys, _learner(count="ceil"))
+    ok, out = verdict(capsys, slip("partly filled block a hash too"))
     assert ok is False
     assert "반환값은 [A, B, C] (같은 글자는 같은 해시), 기대한 값은 [A, B]입니다." in out
     assert "힌트: 덜 찬 마지막 블록에도 해시를 주었습니다." in out
     texts = [v for v in vars(checker).values() if isinstance(v, Message)]
-    texts += [h for _, h in (*checker.MISTAKES, *checker.SYMPTOMS)]
+    texts += [h for _, h in (*core.slips(checker.BLOCK_HASHES), *checker.SYMPTOMS)]
     assert len(texts) > 10
     for m in texts:
         assert not re.search(r"\((?:을|를|이|가|은|는|와|과)\)", m.ko), m.ko

@@ -1,10 +1,10 @@
 """The serving exercise of chapter 10 (`admit`): its checker, model answer and typical mistakes.
 
-As for every checker: the package's model answer and an answer written here independently are
-accepted; each typical mistake, written here as a learner would, is rejected with the hint that
-names it; the stub gets "not yet", a function that returns None "you returned nothing", an
-exception is reported, not raised; the texts speak Korean in the Korean edition, in the
-glossary's terms. And the checker's truth is the scheduler's: its first step, on a pool of
+An answer written here independently is accepted (the model answer, the stub, None and each
+typical mistake, a spec's slip, are tested for every spec in test_exercise_specs.py); an exception
+is reported, not raised; a changed queue, the queue sorted by id and the scheduler itself are
+rejected; the texts speak Korean in the Korean edition, in the glossary's terms. And the
+checker's truth is the scheduler's: its first step, on a pool of
 `free_blocks` free blocks, admits what the checker expects.
 """
 
@@ -14,8 +14,7 @@ import re
 import pytest
 
 from paged.course import glossary
-from paged.exercises import serving
-from paged.exercises.answers import serving as serving_answers
+from paged.exercises import core, serving
 from paged.exercises.serving import check_admit
 from paged.scheduler import Scheduler
 from paged.text import Message
@@ -25,14 +24,6 @@ from paged.workloads import Request
 @pytest.fixture(autouse=True)
 def english(monkeypatch):
     monkeypatch.delenv("PAGED_LANG", raising=False)
-
-
-def stub(waiting, free_blocks, block_size, watermark_blocks):
-    raise NotImplementedError  # your code here
-
-
-def nothing(waiting, free_blocks, block_size, watermark_blocks):
-    pass
 
 
 def admit(waiting, free_blocks, block_size, watermark_blocks):
@@ -50,74 +41,8 @@ def admit(waiting, free_blocks, block_size, watermark_blocks):
     return out
 
 
-def _walk(blocks, *, skip=False, watermark=True, take=True, strict=False, per_request=False):
-    """admit with one slip, as a learner would write it."""
-
-    def wrong(waiting, free_blocks, block_size, watermark_blocks):
-        out, free = [], free_blocks
-        wm = watermark_blocks if watermark else 0
-        for req_id, prompt_len, max_new in waiting:
-            need = blocks(prompt_len, max_new, block_size)
-            fits = need + wm < free if strict else need + wm <= free
-            if not fits:
-                if skip:
-                    continue
-                break
-            out.append(req_id)
-            free -= (need if take else 0) + (wm if per_request else 0)
-        return out
-
-    return wrong
-
-
-def prompt_blocks(p, n, bs):
-    return math.ceil(p / bs)
-
-
-WRONG = {
-    "as the contiguous max_new_tokens reservation does": _walk(
-        lambda p, n, bs: math.ceil((p + n) / bs)
-    ),
-    "first come, first served": _walk(prompt_blocks, skip=True),
-    "fewer than watermark_blocks free": _walk(prompt_blocks, watermark=False),
-    "one block too few": _walk(lambda p, n, bs: p // bs),
-    "find fewer free blocks": _walk(prompt_blocks, take=False),
-    "equal the free blocks exactly": _walk(prompt_blocks, strict=True),
-    "once for the whole pool": _walk(prompt_blocks, per_request=True),
-    "admission takes blocks for the prompt alone": _walk(lambda p, n, bs: math.ceil((p + 1) / bs)),
-}
-
-
-def test_the_model_answer_is_accepted_also_as_typed_into_the_chapter(capsys):
-    assert check_admit(serving_answers.admit) is True
-    assert re.fullmatch(r"admit: correct \(\d+ cases\)\.\n", capsys.readouterr().out)
-    import inspect
-
-    namespace = {}  # the solvability test puts this source in place of the chapter's stub
-    exec(inspect.getsource(serving_answers.admit), namespace)
-    assert check_admit(namespace["admit"]) is True
-    assert serving_answers.__all__ == ["admit"] and serving.__all__ == ["check_admit"]
-
-
 def test_an_answer_written_independently_is_accepted(capsys):
     assert check_admit(admit) is True, capsys.readouterr().out
-
-
-@pytest.mark.parametrize("hint", WRONG)
-def test_each_typical_mistake_is_rejected_with_the_hint_that_names_it(hint, capsys):
-    assert check_admit(WRONG[hint]) is False
-    out = capsys.readouterr().out
-    assert "admit: not quite" in out and "  hint: " in out and hint in out, out
-    assert out.count("hint:") == 1 and "Traceback" not in out
-
-
-def test_the_stub_is_not_yet_and_none_is_nothing(capsys):
-    assert check_admit(stub) is False
-    assert capsys.readouterr().out.startswith("admit: not yet: replace the stub")
-    assert check_admit(nothing) is False
-    out = capsys.readouterr().out
-    assert "admit: you returned nothing" in out and "did you forget `return`?" in out, out
-    assert "not yet" not in out and "stub" not in out
 
 
 def test_an_exception_is_reported_and_a_vandal_changes_no_case(capsys):
@@ -151,13 +76,14 @@ def test_the_truth_is_the_schedulers_first_step():
 
 
 def test_checker_texts_speak_korean_in_the_glossarys_terms(monkeypatch, capsys):
-    hints = [m for _, m in serving._ADMIT_MISTAKES]
+    hints = [m for _, m in core.slips(serving.SPEC)]
     assert len(hints) >= 3 and all(type(m) is Message for m in hints)
     assert [(m.ko[:30], v) for m in hints for v in glossary.variants(m.ko)] == []
     monkeypatch.setenv("PAGED_LANG", "ko")
     assert check_admit(admit) is True
     assert re.fullmatch(r"admit: 정답입니다 \(사례 \d+개\)\.\n", capsys.readouterr().out)
-    assert check_admit(WRONG["first come, first served"]) is False
+    fcfs = next(f for f, h in core.slips(serving.SPEC) if "first come, first served" in h.en)
+    assert check_admit(fcfs) is False
     out = capsys.readouterr().out
     assert "아직 아닙니다" in out and "  힌트: 수락은 선착순입니다." in out, out
 

@@ -3,7 +3,8 @@ names their mistake, the model answer and an independently written kernel accept
 told "not yet".
 
 One kernel per puzzle with a VARIANT switch plays the learner: "right" (written apart from the
-model answer) and each typical mistake. Everything runs under Triton's CPU interpreter here and
+model answer), each typical mistake, and "stub" (it returns at once, as a stub with no code
+writes nothing; one stub as the chapter gives it, `stub_copy`, stays). Everything runs under Triton's CPU interpreter here and
 on the GPU where there is one. A GPU shows no address, so the mistakes that only the
 interpreter's address check can see (an unmasked load whose value never reaches the output) are
 asserted where the interpreter runs.
@@ -31,6 +32,8 @@ if backend() != "unavailable":
     # ---- chapter 6 ---------------------------------------------------------------------------
     @triton.jit
     def stamp_v(out_ptr, BLOCK: tl.constexpr, V: tl.constexpr):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         i = tl.program_id(0)
         lanes = tl.arange(0, BLOCK)
         if V == "same_block":
@@ -44,6 +47,8 @@ if backend() != "unavailable":
 
     @triton.jit
     def copy_v(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         start = 0 if V == "no_pid" else tl.program_id(0) * BLOCK
         offs = start + tl.arange(0, BLOCK)
         inside = offs <= n if V == "le" else offs < n
@@ -70,6 +75,8 @@ if backend() != "unavailable":
         BN: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         pm, pn = tl.program_id(0), tl.program_id(1)
         if V == "axes":
             pm, pn = pn, pm
@@ -93,6 +100,8 @@ if backend() != "unavailable":
 
     @triton.jit
     def softmax_v(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr, V: tl.constexpr):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         i = tl.program_id(0)
         j = tl.arange(0, BLOCK_N)
         if V == "pad_zero":
@@ -128,6 +137,8 @@ if backend() != "unavailable":
         BK: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         m = tl.arange(0, BM)
         n = tl.arange(0, BN)
         sa = K if V == "widths" else stride_a
@@ -165,6 +176,8 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         pos = tl.program_id(0) * TILE + tl.arange(0, TILE)
         mask = pos < seq_len
         cols = tl.arange(0, ROW)
@@ -207,6 +220,8 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         t = tl.program_id(0) * TILE + tl.arange(0, TILE)
         live = t < seq_len
         e = tl.arange(0, HEAD_DIM)
@@ -248,6 +263,8 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         seq, head = tl.program_id(0), tl.program_id(1)
         kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
         d = tl.arange(0, HEAD_DIM)
@@ -300,6 +317,8 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         seq, head = tl.program_id(0), tl.program_id(1)
         kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
         d = tl.arange(0, HEAD_DIM)
@@ -374,6 +393,8 @@ if backend() != "unavailable":
         BLOCK_G: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         s_id, kvh = tl.program_id(0), tl.program_id(1)
         g = tl.arange(0, BLOCK_G)
         h = g * KV_HEADS + kvh if V == "head_mod" else kvh * GROUP + g
@@ -414,6 +435,8 @@ if backend() != "unavailable":
         BLOCK_P: tl.constexpr,
         V: tl.constexpr,
     ):
+        if V == "stub":  # the chapter's stub: no code, so nothing written
+            return
         r = tl.program_id(0)
         p = tl.arange(0, BLOCK_P)
         d = tl.arange(0, HEAD_DIM)
@@ -451,141 +474,15 @@ if backend() != "unavailable":
         if V == "writes_lse":
             tl.store(part_lse_ptr + r * num_parts + p, w.to(tl.float32), mask=ok)
 
-    # ---- stubs, as the chapters give them: the signature and a docstring, no code -------------
-    @triton.jit
-    def stub_stamp(out_ptr, BLOCK: tl.constexpr):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_copy_2d(
-        x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_softmax(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_dot(
-        a_ptr,
-        b_ptr,
-        out_ptr,
-        M,
-        N,
-        K,
-        stride_a,
-        stride_b,
-        stride_out,
-        BM: tl.constexpr,
-        BN: tl.constexpr,
-        BK: tl.constexpr,
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_gather(
-        cache_ptr,
-        block_table_ptr,
-        out_ptr,
-        seq_len,
-        BLOCK_SIZE: tl.constexpr,
-        ROW: tl.constexpr,
-        TILE: tl.constexpr,
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_scores(
-        q_ptr,
-        k_ptr,
-        block_table_ptr,
-        scores_ptr,
-        seq_len,
-        kv_head,
-        scale,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_known(
-        q_ptr,
-        k_ptr,
-        v_ptr,
-        block_table_ptr,
-        seq_lens_ptr,
-        m_ptr,
-        out_ptr,
-        scale,
-        max_blocks,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        GROUP: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_online(
-        q_ptr,
-        k_ptr,
-        v_ptr,
-        block_table_ptr,
-        seq_lens_ptr,
-        out_ptr,
-        scale,
-        max_blocks,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        GROUP: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_gqa(
-        q_ptr,
-        k_ptr,
-        block_table_ptr,
-        seq_lens_ptr,
-        scores_ptr,
-        scale,
-        max_blocks,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        GROUP: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-        BLOCK_G: tl.constexpr,
-    ):
-        """Not written yet."""
-
-    @triton.jit
-    def stub_merge(
-        part_out_ptr,
-        part_lse_ptr,
-        out_ptr,
-        num_parts,
-        HEAD_DIM: tl.constexpr,
-        BLOCK_P: tl.constexpr,
-    ):
-        """Not written yet."""
-
     @triton.jit
     def one_d_mask(out_ptr, M, BM: tl.constexpr, BN: tl.constexpr):
         r = tl.arange(0, BM)
         c = tl.arange(0, BN)
         tl.store(out_ptr + r[:, None] * BN + c[None, :], 1.0, mask=r < M)
+
+    @triton.jit
+    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        """The chapter's stub as it is given: the signature and a docstring, no code."""
 
 
 class Variant:
@@ -802,25 +699,10 @@ def test_typical_mistake_rejected_with_the_hint_that_names_it(
     assert out.startswith(rejected) and "hint:" in out and hint in out, out
 
 
-STUBS = {
-    "stamp_kernel": "stub_stamp",
-    "copy_kernel": "stub_copy",
-    "copy_2d_kernel": "stub_copy_2d",
-    "row_softmax_kernel": "stub_softmax",
-    "dot_kernel": "stub_dot",
-    "gather_kernel": "stub_gather",
-    "tile_scores_kernel": "stub_scores",
-    "known_max_kernel": "stub_known",
-    "online_softmax_kernel": "stub_online",
-    "gqa_scores_kernel": "stub_gqa",
-    "merge_kernel": "stub_merge",
-}
-
-
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
     check = getattr(ex, PUZZLES[puzzle][0])
-    assert check(globals()[STUBS[puzzle]]) is False
+    assert check(Variant(globals()[PUZZLES[puzzle][1]], "stub")) is False  # returns at once
     assert check(None) is False
     out = capsys.readouterr().out.splitlines()
     assert out == [
@@ -831,8 +713,9 @@ def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
 
 def test_the_cases_hold_the_block_boundaries_and_the_extremes():
     from paged.exercises import basics_compute, kernels, kernels_attention, kernels_merge
+    from paged.exercises.kernels_scores import TILE_SCORES_SPEC
 
-    for spec in (kernels.GATHER_SPEC, kernels.TILE_SCORES_SPEC):
+    for spec in (kernels.GATHER_SPEC, TILE_SCORES_SPEC):
         sizes = [(bs, tile, n) for bs, tile, n, *_ in spec.fixed]
         assert {(tile > bs) - (tile < bs) for bs, tile, _ in sizes} == {-1, 0, 1}
         assert any(bs == 1 for bs, _, _ in sizes) and any(
@@ -906,7 +789,7 @@ def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
 
 
 def test_the_fallback_names_a_symptom():
-    from paged.exercises.kernel_runner import symptom
+    from paged.exercises.verdicts import symptom
 
     want = torch.tensor([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
     assert "constant factor" in str(symptom(want * torch.tensor([[2.0], [1.0]]), want, 1e-5))

@@ -14,7 +14,8 @@ By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `
 kernel's Triton puzzles), `serving` (the real model's chapter), `prefix` (chapter 11's block
 hashes). Every checker is listed in its module's `__all__`, and is `core.checker(spec)` of a
 `Spec` (or a Triton puzzle's `KernelSpec`) that `core.check` runs; `SPECS` maps each exercise's
-name to its spec, derived from the checkers.
+name to its spec, derived from the checkers. The typical mistakes and their hints are named once,
+by concept, in the `slips` catalogue; the verdicts and the symptoms in `verdicts.py`.
 """
 
 from . import attention, basics, decode, kernels, memory, prefix, serving

@@ -1,18 +1,15 @@
 """Checkers for attention through a block table, in PyTorch (chapters 5 and 7).
 
 The ground truth is the reference implementation, `paged.attention.reference`: `gather_kv` for
-the gather, and `paged_attention_ref` over a whole sequence for the split-K merge (its partial
-outputs are the same reference over each partition of the sequence).
+the gather (here), and `paged_attention_ref` over a whole sequence for the split-K merge
+(`merge.py`: its partial outputs are the same reference over each partition of the sequence).
 """
 
 from __future__ import annotations
 
-import math
-
-from ..text import msg
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
-from .slips import constant_factor, nan_where_finite, on_every
+from .slips import of
 
 __all__ = [
     "check_gather",
@@ -65,15 +62,6 @@ def _show_rows(value) -> str:
         return f"shape {tuple(value.shape)}, {value.dtype}, {short(value, 80)}"
     slots = first.long().tolist() if value.numel() else []
     return f"shape {tuple(value.shape)}, rows from slots {short(slots, 100)}"
-
-
-_GATHER_SLIPS = (
-    "gather.pool_front",
-    "gather.whole_last_block",
-    "gather.last_block_missing",
-    "gather.sorted_ids",
-    "gather.stack_empty",
-)
 
 
 def _random_gathers(rng):
@@ -139,7 +127,7 @@ GATHER = Spec(
     cases=_gather_cases,
     answer=_gather_kv,
     draw=_random_gathers,
-    slips=_GATHER_SLIPS,
+    slips=of("gather"),
     same=_same_tensor,
     describe=_describe_gather,
     show=_show_rows,
@@ -155,248 +143,4 @@ GATHER = Spec(
 check_gather = checker(GATHER)
 
 
-# (seed, number of scores, offset of the scores, partition cuts): the last case has scores, and
-# so log-sum-exps, in the hundreds, where exp() overflows float32 and float64.
-_MERGE_CASES = (
-    (0, 24, 0.0, (0, 8, 24)),
-    (1, 24, 0.0, (0, 1, 12, 24)),  # a one-token partition
-    (2, 24, 0.0, (0, 24)),  # one partition: the merge returns it
-    (3, 20, 0.0, (0, 7, 7, 20)),  # an empty partition: output zeros, lse -inf
-    (4, 24, 850.0, (0, 6, 16, 24)),
-)
-_HEAD_DIM = 4
-
-
-def _merge_pairs(cases=_MERGE_CASES):
-    """(parts, answer): partial outputs and lse per partition; the answer, the whole sequence.
-
-    A case is (seed, number of scores, offset, cuts) or (seed, n, offsets per partition, cuts).
-    """
-    import torch
-
-    from ..attention.reference import paged_attention_ref
-
-    pairs = []
-    for seed, n, offset, cuts in cases:
-        g = torch.Generator().manual_seed(seed)
-        scores = 2.0 * torch.randn(n, generator=g)
-        if isinstance(offset, tuple):  # partitions far apart: their lse spread by >= 100
-            for lo, hi, shift in zip(cuts, cuts[1:], offset, strict=False):
-                scores[lo:hi] += shift
-        else:
-            scores += offset
-        k = torch.randn(n, 1, 1, _HEAD_DIM, generator=g)  # block size 1: block t holds token t
-        k[:, 0, 0, 0] = scores  # with q = (1, 0, 0, 0) and scale 1, token t scores scores[t]
-        v = torch.randn(n, 1, 1, _HEAD_DIM, generator=g)
-        q = torch.zeros(1, 1, _HEAD_DIM)
-        q[0, 0, 0] = 1.0
-
-        def attend(positions, q=q, k=k, v=v):
-            table = torch.tensor([list(positions) or [0]], dtype=torch.int32)
-            lens = torch.tensor([len(positions)], dtype=torch.int32)
-            return paged_attention_ref(q, k, v, table, lens, scale=1.0)[0, 0]  # (head_dim,)
-
-        parts = []
-        for lo, hi in zip(cuts, cuts[1:], strict=False):
-            lse = torch.logsumexp(scores[lo:hi].double(), 0).float()
-            parts.append((attend(range(lo, hi)), lse))
-        pairs.append((parts, attend(range(n))))
-    return pairs
-
-
-def _random_merges(rng):
-    """Scores far from 0 (|x| >= 1000), partitions whose lse lie 100 to 2000 apart, all-negative
-    ones, empty and one-token partitions."""
-    cases = []
-    for _ in range(NUM_RANDOM // 4):
-        num_parts = rng.choice((1, 2, 3, 4))
-        cuts = sorted(rng.randint(0, 16) for _ in range(num_parts - 1))
-        n = max([16, *cuts])
-        cuts = [0, *cuts, n]
-        if rng.random() < 0.3:
-            offset = rng.choice((0.0, 1000.0, -1000.0, 5000.0, -3000.0))
-        else:
-            base = rng.choice((0.0, 1000.0, -1500.0))
-            offset = tuple(
-                base + rng.choice((-1, 1)) * rng.choice((0.0, 150.0, 800.0, 2000.0))
-                for _ in range(num_parts)
-            )
-        cases.append((rng.randint(0, 10**6), n, offset, tuple(cuts)))
-    return [((parts,), want) for parts, want in _merge_pairs(cases)]
-
-
-def _as_tensor(fn, args):
-    """Call fn; compare its result as a float32 tensor (a list of floats will do)."""
-    import torch
-
-    raw = fn(*args)
-    try:
-        return raw, torch.as_tensor(raw, dtype=torch.float32)
-    except (TypeError, ValueError, RuntimeError):
-        return raw, raw
-
-
-def _merge_mistakes():
-    import torch
-
-    def weighted(parts, weights, normalise=True):
-        total = sum(w * o for w, (o, _) in zip(weights, parts, strict=True))
-        return total / sum(weights) if normalise else total
-
-    def top(parts):
-        return max(float(lse) for _, lse in parts)
-
-    no_max = msg(
-        "NaN once the log-sum-exps are far from 0: exp(850) is inf (even in float64, which "
-        "ends near exp(709)), exp(-1000) is 0, and inf / inf or 0 / 0 is NaN.",
-        "log-sum-exp가 0에서 멀어지면 NaN이 나옵니다. exp(850)은 inf이고(float64도 exp(709) "
-        "근처가 끝입니다), exp(-1000)은 0이며, inf / inf나 0 / 0은 NaN입니다.",
-    )
-    not_largest = msg(
-        "NaN or inf when the partitions' log-sum-exps lie hundreds apart: what you subtract "
-        "before exp() still leaves some exponent above what a float holds.",
-        "파티션들의 log-sum-exp가 수백씩 떨어져 있으면 NaN이나 inf가 나옵니다. exp() 전에 빼는 "
-        "값을 빼고도 어떤 지수는 여전히 부동소수점이 담을 수 있는 범위를 넘습니다.",
-    )
-
-    def minus(parts, c):
-        return weighted(
-            parts,
-            [math.exp(float(lse) - c) if float(lse) - c < 709 else math.inf for _, lse in parts],
-        )
-
-    def finite_mean(parts):
-        lses = [float(lse) for _, lse in parts if math.isfinite(float(lse))]
-        return sum(lses) / len(lses)
-
-    return (
-        (
-            lambda parts: sum(o for o, _ in parts) / len(parts),
-            msg(
-                "you averaged the partitions equally; each one counts by its share of the softmax "
-                "mass, which its lse tells.",
-                "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
-                "반영됩니다.",
-            ),
-        ),
-        (
-            lambda parts: weighted(parts, [lse for _, lse in parts]),
-            msg(
-                "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
-                "partition's softmax mass, not the mass.",
-                "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
-                "그 질량의 로그입니다.",
-            ),
-        ),
-        (lambda parts: weighted(parts, [lse.exp() for _, lse in parts]), no_max),
-        (lambda parts: weighted(parts, [math.exp(lse) for _, lse in parts]), no_max),
-        (
-            lambda parts: weighted(
-                parts,
-                [
-                    (lse - torch.stack([x for _, x in parts]).exp().sum().log()).exp()
-                    for _, lse in parts
-                ],
-                False,
-            ),
-            no_max,
-        ),
-        (lambda parts: minus(parts, float(parts[0][1])), not_largest),
-        (lambda parts: minus(parts, finite_mean(parts)), not_largest),
-        (
-            lambda parts: weighted(parts, [math.exp(lse - top(parts)) for _, lse in parts], False),
-            msg(
-                "your output is the answer times a constant: the weights do not add up to 1.",
-                "출력이 정답에 상수를 곱한 값입니다. 가중치의 합이 1이 아닙니다.",
-            ),
-        ),
-        (
-            lambda parts: max(parts, key=lambda p: float(p[1]))[0],
-            msg(
-                "you kept only the partition with the largest lse; every partition contributes.",
-                "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.",
-            ),
-        ),
-    )
-
-
-_MERGE_SYMPTOMS = (
-    (
-        on_every(nan_where_finite),
-        msg(
-            "NaN, inf or an overflow where the answer is finite: it appears on cases whose "
-            "log-sum-exps are far from 0 (|lse| of several hundred or more), far apart, or -inf "
-            "(an empty partition).",
-            "답이 유한한데 NaN이나 inf, 또는 오버플로가 나왔습니다. log-sum-exp가 0에서 멀거나"
-            "(|lse|가 수백 이상) 서로 멀리 떨어졌거나 -inf인(빈 파티션) 사례에서 나타납니다.",
-        ),
-    ),
-    (
-        on_every(constant_factor),
-        msg(
-            "off by a constant factor in each case: every number of your output is the answer times "
-            "the same amount.",
-            "사례마다 상수배만큼 어긋납니다. 출력의 모든 숫자가 답에 같은 값을 곱한 것입니다.",
-        ),
-    ),
-)
-
-
-def _merge_same_for(args):
-    # The lse come rounded to float32: half an ulp of each moves a right merge off the whole
-    # sequence's attention by up to ulp(|lse|) * max |partial_out| (an ulp is 5e-4 at 5000;
-    # float64's ulp times 2**29 is float32's).
-    import torch
-
-    parts = args[0]
-    lses = [abs(float(lse)) for _, lse in parts if math.isfinite(float(lse))]
-    biggest = max((float(out.abs().max()) for out, _ in parts), default=0.0)
-    slack = math.ulp(max(lses, default=0.0)) * 2**29 * biggest
-
-    def same(got, want):
-        return (
-            isinstance(got, torch.Tensor)
-            and got.shape == want.shape
-            and torch.allclose(got, want, rtol=1e-4, atol=1e-4 + slack, equal_nan=True)
-        )
-
-    return same
-
-
-def _describe_merge(args):
-    lses = ", ".join(f"{float(lse):.2f}" for _, lse in args[0])
-    return f"{len(args[0])} partitions with lse [{lses}]"
-
-
-def _merge_forbid():
-    from ..attention import reference
-
-    return [
-        ("paged.paged_attention_ref", reference.paged_attention_ref),
-        "paged.attention.reference",
-        "paged.attention.kernel",
-        "paged.model.attention_backend",
-    ]
-
-
-MERGE_PARTITIONS = Spec(
-    "merge_partitions",
-    params=("parts",),
-    cases=lambda: [((parts,), want) for parts, want in _merge_pairs()],
-    draw=_random_merges,
-    slips=_merge_mistakes,
-    same_for=_merge_same_for,
-    describe=_describe_merge,
-    observe=_as_tensor,
-    show=short,
-    forbid=_merge_forbid,
-    symptoms=_MERGE_SYMPTOMS,
-    doc="""fn(list of (partial_out, lse)) -> the merged output (split-K, chapter 7).
-
-    Each partition's partial_out is the softmax-weighted sum of V over its tokens, (head_dim,),
-    and lse the log-sum-exp of its scores (0-d; -inf for an empty partition). The truth:
-    `paged_attention_ref` over the whole sequence. Judged by value: the spec names no dtype, so
-    a tensor of any float dtype, or a list of numbers, will do.
-    """,
-)
-check_merge_partitions = checker(MERGE_PARTITIONS)
+from .merge import check_merge_partitions  # noqa: E402

@@ -14,8 +14,10 @@ import torch
 from ..text import msg
 from .core import checker
 from .kernel_runner import Case, KernelSpec
-from .triton_checks import NAN, SENTINEL, UNMASKED_LOAD, Watch, device, grid_mask, same
+from .slips.kernels_onramp import DOT, ROW_SOFTMAX
+from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same
 from .triton_checks import cell_namer as _cell
+from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by basics.py
 
@@ -23,25 +25,6 @@ __all__: list[str] = []  # exported by basics.py
 # ---- 4 · tl.constexpr tiles, masked lanes and a reduction: row softmax -------------------------
 POISON = 3.0e4  # after every row of x: a load that reaches it wins the max
 NEGATIVE = msg("in row 0, whose values are all negative", "값이 모두 음수인 0행")
-ROW_SOFTMAX = {
-    "store": msg(
-        "lanes past N stored too, into the next row or past the end.",
-        "N 너머의 레인도 store해서 다음 행이나 끝 너머에 썼습니다.",
-    ),
-    "overflow": msg(
-        "inf or NaN on rows with values in the hundreds: exp(x) overflows float32 above about 88.",
-        "값이 수백인 행에서 inf나 NaN이 나왔습니다. float32의 exp(x)는 약 88을 넘으면 넘칩니다.",
-    ),
-    "pad_zero": msg(
-        "wrong on short rows whose values are all negative: the masked lanes came back as 0.0 "
-        "(tl.load's default) and took part in the max and the sum.",
-        "값이 모두 음수인 짧은 행에서 틀렸습니다. 마스크된 레인이 0.0(tl.load의 기본값)으로 돌아와 max와 합에 끼었습니다.",
-    ),
-    "no_sum": msg(
-        "each row's outputs do not add up to 1.",
-        "행마다 출력의 합이 1이 아닙니다.",
-    ),
-}
 
 
 def _softmax_case(params, seed):
@@ -148,33 +131,6 @@ check_row_softmax_kernel = checker(
 
 
 # ---- 5 · tl.dot's shape rule: pad to 16, accumulate in fp32 -----------------------------------
-DOT = {
-    "nan": msg(
-        "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and 0 "
-        "× NaN is NaN, so zeros on the other side do not help): an unmasked load.",
-        "out에 NaN이 있습니다. 타일이 a나 b의 가장자리 너머를 읽었고 채점기는 그곳에 NaN을 둡니다(0 × NaN도 NaN이라 반대쪽의 0은 "
-        "소용없습니다). 마스크 없는 load(unmasked load)입니다.",
-    ),
-    "loop": msg(
-        "only the first BK columns of a (rows of b) were used: right when K ≤ BK, wrong when "
-        "K is longer.",
-        "a의 첫 BK개 열(b의 첫 BK개 행)만 쓰였습니다. K ≤ BK이면 맞고 K가 더 길면 틀립니다.",
-    ),
-    "stride": msg(
-        "rows of a, b and out are stride_a, stride_b and stride_out elements apart, not K or N.",
-        "a, b, out의 행 간격은 K나 N이 아니라 각각 stride_a, stride_b, stride_out입니다.",
-    ),
-    "rounded": msg(
-        "close but not exact once the sums pass 2048, on integer data a float32 sum holds "
-        "exactly: the sum was rounded to fewer bits somewhere along the way.",
-        "합이 2048을 넘자 값이 근사치가 되었습니다. 이 정수 데이터는 float32 합이라면 정확히 "
-        "담깁니다. 합산 도중 어딘가에서 더 적은 비트로 반올림되었습니다.",
-    ),
-    "store": msg(
-        "you wrote outside out's M rows and N columns.",
-        "out의 M개 행과 N개 열 바깥에 썼습니다.",
-    ),
-}
 
 
 def _matrix(rows, cols, stride, g, top, quarters):

@@ -9,10 +9,9 @@ takes the block the allocator would take.
 from __future__ import annotations
 
 from ..paging import PagedAllocator, num_blocks_for
-from ..text import msg
 from .contract import integer
 from .core import NUM_RANDOM, Spec, checker, draws
-from .slips import ADDRESS_RULES
+from .slips import of
 
 # While the learner's function runs, the allocator's own answers raise (guard.forbidden).
 FORBID = ["paged.paging", "paged.pool", "paged.model.cache"]  # slots, blocks, appends
@@ -87,50 +86,12 @@ def _slot_cases():
     return pairs
 
 
-def _slot_rule(name):
-    """A slot by one of the address slips (`slips.ADDRESS_RULES`): one number per slot."""
-    rule = ADDRESS_RULES[name]
-    return lambda t, bs, p: rule(t, p, bs, 1, 0)
-
-
 SLOT = Spec(
     "slot",
     params=("block_table", "block_size", "position"),
     cases=_slot_cases,
     draw=_slot_pairs,
-    slips=(
-        (
-            _slot_rule("no_table"),
-            msg(
-                "you returned the token's logical position; the slot lies in the physical block "
-                "that the block table names for it.",
-                "토큰의 논리 위치를 그대로 반환했습니다. 슬롯은 블록 테이블이 가리키는 물리 블록 "
-                "안에 있습니다.",
-            ),
-        ),
-        (
-            _slot_rule("block_plus_offset"),
-            msg(
-                "your slots of neighbouring blocks overlap: a block id counts blocks, not slots.",
-                "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
-            ),
-        ),
-        (
-            _slot_rule("no_modulo"),
-            msg(
-                "your slot lies past the end of its block: the offset is larger than a block holds.",
-                "슬롯이 블록 끝을 넘어갔습니다. 오프셋이 블록 하나에 들어가는 크기보다 큽니다.",
-            ),
-        ),
-        (
-            _slot_rule("table_by_position"),
-            msg(
-                "you looked the block table up by the token's position; it has one entry per logical "
-                "block, not per token.",
-                "블록 테이블을 토큰의 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
-            ),
-        ),
-    ),
+    slips=of("address"),
     forbid=FORBID,
     contract=lambda got, args: integer(got),
     doc="""fn(block_table, block_size, position) -> flat slot index of that token (chapter 3).""",
@@ -155,32 +116,7 @@ WASTED_SLOTS = Spec(
     cases=[(0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)],
     answer=_wasted,
     draw=draws(_wasted_case, _wasted),
-    slips=(
-        (
-            lambda n, bs: bs - n % bs,
-            msg(
-                "a full last block (or no block at all) wastes nothing; you counted a whole block "
-                "of waste there.",
-                "꽉 찬 마지막 블록(또는 블록이 하나도 없는 경우)은 낭비가 없습니다. 그 경우에 블록 "
-                "하나만큼을 낭비로 셌습니다.",
-            ),
-        ),
-        (
-            lambda n, bs: n % bs,
-            msg(
-                "you counted the filled slots of the last block; count its empty ones.",
-                "마지막 블록의 채워진 슬롯을 셌습니다. 빈 슬롯을 세세요.",
-            ),
-        ),
-        (
-            lambda n, bs: -(-n // bs) * bs,
-            msg(
-                "you returned every slot the sequence holds; only the empty ones in its last block "
-                "are wasted.",
-                "시퀀스가 가진 슬롯 전체를 반환했습니다. 낭비는 마지막 블록의 빈 슬롯뿐입니다.",
-            ),
-        ),
-    ),
+    slips=of("wasted"),
     forbid=FORBID,
     contract=lambda got, args: integer(got),
     doc="""fn(num_tokens, block_size) -> empty slots in the sequence's last block (chapter 3).""",
@@ -238,102 +174,12 @@ def show_append(value) -> str:
     return f"{slot!r} (table {table}, free {free})"
 
 
-def _late(table, n, bs, free):
-    if n > len(table) * bs:
-        table.append(free.pop())
-    return table[-1] * bs + n % bs
-
-
-def _early(table, n, bs, free, into_new=False):
-    if n + 1 >= len(table) * bs:
-        table.append(free.pop())
-    return (table[-1] if into_new else table[n // bs]) * bs + n % bs
-
-
-def _not_empty(table, n, bs, free):
-    if n % bs == 0 and n > 0:
-        table.append(free.pop())
-    return table[-1] * bs + n % bs
-
-
-def _append_with(take_front=False, keep=True, offset=None, logical=False):
-    def wrong(table, n, bs, free):
-        block = None
-        if n == len(table) * bs:
-            block = free.pop(0) if take_front else free.pop()
-            if keep:
-                table.append(block)
-        if logical:
-            return n
-        block = table[-1] if block is None else block
-        return block * bs + (n if offset == "n" else n % bs)
-
-    return wrong
-
-
-_EARLY = msg(
-    "you took a new block one token early: the token that fills the last slot still goes into "
-    "the current block.",
-    "한 토큰 일찍 새 블록을 가져왔습니다. 마지막 빈 슬롯을 채우는 토큰은 아직 지금 블록에 "
-    "들어갑니다.",
-)
-_APPEND_MISTAKES = (
-    (
-        _not_empty,
-        msg(
-            "for a sequence with no block yet (0 tokens, an empty table) your function found no "
-            "last block.",
-            "아직 블록이 없는 시퀀스(토큰 0개, 빈 테이블)에서 함수가 마지막 블록을 찾지 못했습니다.",
-        ),
-    ),
-    (
-        _late,
-        msg(
-            "when num_tokens is a multiple of block_size your token went into the last block, "
-            "which is already full.",
-            "num_tokens가 block_size의 배수일 때 토큰이 이미 꽉 찬 마지막 블록에 들어갔습니다.",
-        ),
-    ),
-    (_early, _EARLY),
-    (lambda *args: _early(*args, into_new=True), _EARLY),
-    (
-        _append_with(offset="n"),
-        msg(
-            "your slot lies past the end of its block: the offset is larger than a block holds.",
-            "슬롯이 블록 끝을 넘어갔습니다. 오프셋이 블록 하나에 들어가는 크기보다 큽니다.",
-        ),
-    ),
-    (
-        _append_with(take_front=True),
-        msg(
-            "the block you took is not the one free.pop() gives (the list's last).",
-            "가져온 블록이 free.pop()이 주는 블록(리스트의 마지막)이 아닙니다.",
-        ),
-    ),
-    (
-        _append_with(keep=False),
-        msg(
-            "a block is gone from free, but table came back without it.",
-            "free에서 블록 하나가 빠졌는데 table에는 그 블록이 없습니다.",
-        ),
-    ),
-    (
-        _append_with(logical=True),
-        msg(
-            "you returned the token's logical position; the slot is in the physical block the "
-            "table names.",
-            "토큰의 논리 위치를 반환했습니다. 슬롯은 table이 가리키는 물리 블록 안에 있습니다.",
-        ),
-    ),
-)
-
-
 APPEND_SLOT = Spec(
     "append_slot",
     params=("table", "num_tokens", "block_size", "free"),
     cases=_append_pairs,
     draw=_random_appends,
-    slips=_APPEND_MISTAKES,
+    slips=of("append"),
     observe=observe_append,
     show=show_append,
     mutable=("table", "free"),

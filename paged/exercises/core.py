@@ -21,13 +21,12 @@ Its verdicts, in the edition's language (`paged.text`):
 - "not quite" with the first case that disagrees, or the exception raised there (its type and
   message, no traceback), and a hint when a known mistake explains it.
 
-A slip (named once in `slips.py`, or given by the spec) is a wrong implementation paired with its
-hint. The hint is printed when the wrong implementation reproduces every wrong answer the
-learner's function gave (the same value, or the same kind of exception, on each case it got
-wrong); one that agrees on every case is preferred.
-So a hint names the slip the learner made, not one that merely collides with it on one case.
+A slip (named once in the `slips` catalogue, or given by the spec) is a wrong implementation
+paired with its hint. The hint is printed when the wrong implementation reproduces every wrong
+answer the learner's function gave (the same value, or the same kind of exception, on each case
+it got wrong); one that agrees on every case is preferred. So a hint names the slip the learner made, not one that merely collides with it on one case.
 When none does, `symptoms` (predicate over the wrong (got, want, args) triples, hint) may say
-what the output got wrong, never how to fix it.
+what the output got wrong, never how to fix it (the predicates are the engine's: `verdicts.py`).
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ def fresh_seed(seed: int | None) -> int:
 
 
 def draws(generate, truth, n: int = NUM_RANDOM):
-    """A `draw` for run_cases: n cases from generate(rng), each with truth(*case) as answer."""
+    """A `Spec.draw`: n cases from generate(rng), each with truth(*case) as answer."""
 
     def draw(rng):
         cases = [generate(rng) for _ in range(n)]
@@ -100,7 +99,7 @@ class Spec:
     `cases` are the teaching cases (a list of argument tuples, or a function that builds them
     when checked), `answer(*args)` the library's compared answer (None: `cases` gives (args,
     answer) pairs); `draw(rng)` gives random (args, answer) pairs; `slips` are (wrong_fn, hint)
-    pairs or names in `slips.SLIPS` (or a function giving them). `observe(fn, args)` calls fn
+    pairs or names in the catalogue (`slips.of(concept)`). `observe(fn, args)` calls fn
     and returns (what it returned, what is compared); `same(got, want)` decides equality, or `same_for(args)` gives the `same`
     of one case; `describe(args)` names a case and `show(value)` a value in messages. With
     `none_ok`, None is an answer like any other. `mutable` names the arguments fn may change;
@@ -138,16 +137,6 @@ def checker(spec, doc: str | None = None):
     check_it.__doc__ = doc if doc is not None else getattr(spec, "doc", "")
     check_it.spec = spec
     return check_it
-
-
-def run_cases(name, fn, cases, expected, mistakes=(), same=operator.eq, describe=None, **kw):
-    """`check` of a Spec made on the spot (`expected`: its answer, `mistakes`: its slips); the
-    engine's own tests use it."""
-    seed = kw.pop("seed", None)
-    spec = Spec(
-        name, cases=cases, answer=expected, slips=mistakes, same=same, describe=describe, **kw
-    )
-    return check(spec, fn, seed)
 
 
 def check(spec, fn, seed: int | None = None) -> bool:
@@ -237,8 +226,7 @@ def check(spec, fn, seed: int | None = None) -> bool:
 
 def slips(spec) -> list:
     """The spec's slips as (wrong_fn, hint) pairs: names are looked up in `slips.SLIPS`."""
-    items = spec.slips() if callable(spec.slips) else spec.slips
-    return [SLIPS[s] if isinstance(s, str) else s for s in items]
+    return [SLIPS[s] if isinstance(s, str) else s for s in spec.slips]
 
 
 def _random_note(name, seed, i, num_fixed):

@@ -2,7 +2,8 @@
 
 `paged_watch` registers a paged case's tensors (steps.make_case(..., poison=True)) with the
 elements a correct kernel may load: the sequences' tokens in K and V, the used entries of the
-block table, q, seq_lens. `slips.ADDRESS_RULES` are the typical wrong addresses of a K row;
+block table, q, seq_lens. `slips.ADDRESS_RULES` are the typical wrong addresses of a K row (their
+kernel hints: `slips.address.KERNEL_HINTS`);
 `read_by_rule` evaluates one on a case, so that a checker can recognise the mistake a learner
 made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000, and
 `rising_scores` makes them climb by hundreds along a sequence (the maximum moves late).
@@ -34,34 +35,6 @@ ENTRY = msg(
     "block_table[{seq}, {col}], 이 프로그램이 맡은 시퀀스의 항목 {used}개 중 하나가 아닌 곳",
 )
 PAST = msg("{name} past its end", "{name}의 끝 너머")
-
-ADDRESS_HINTS = {
-    "table_by_position": msg(
-        "you looked the block table up by token position; it holds one entry per logical "
-        "block, not per token.",
-        "블록 테이블을 토큰 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
-    ),
-    "no_modulo": msg(
-        "you read past the end of a block, into another block's slots: the offset inside a "
-        "block came out larger than a block holds.",
-        "블록 끝을 지나 다른 블록의 슬롯까지 읽었습니다. 블록 안의 오프셋이 블록 크기보다 커졌습니다.",
-    ),
-    "no_table": msg(
-        "you read token pos from slot pos, as if the cache were contiguous: the block table "
-        "was never consulted.",
-        "캐시가 연속인 것처럼 토큰 pos를 슬롯 pos에서 읽었습니다. 블록 테이블을 한 번도 보지 않았습니다.",
-    ),
-    "slot_not_times_row": msg(
-        "rows of different tokens overlap: a slot numbers tokens, and each token's row holds "
-        "ROW numbers.",
-        "서로 다른 토큰의 행이 겹칩니다. 슬롯은 토큰을 세고, 토큰마다 행에 숫자가 ROW개 있습니다.",
-    ),
-    "block_plus_offset": msg(
-        "slots of neighbouring blocks overlap: a block id counts blocks, and each block holds "
-        "BLOCK_SIZE rows.",
-        "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 블록을 세고, 블록마다 행이 BLOCK_SIZE개 있습니다.",
-    ),
-}
 
 
 def table_as_read(table_row: torch.Tensor, length: int) -> torch.Tensor:
@@ -218,65 +191,3 @@ def element(name, shape, i):
     if i >= np.prod(shape):
         return PAST.format(name=name)
     return f"{name}[{', '.join(str(int(x)) for x in np.unravel_index(i, shape))}]"
-
-
-# Shared by the paged-kernel checkers (kernels.py, kernels_attention.py, kernels_merge.py).
-HINTS = {
-    "store": msg(
-        "the last tile stored past the end of the sequence.",
-        "마지막 타일이 시퀀스 끝 너머에 store했습니다.",
-    ),
-    "one_d": msg(
-        "a 1-D mask on a 2-D tile: mask has shape (TILE,) and the tile (TILE, ROW); Triton "
-        "lines shapes up from the last dimension, so your mask switched COLUMNS on and off by "
-        "a test on positions.",
-        "2차원 타일에 1차원 마스크를 썼습니다. 마스크는 (TILE,), 타일은 (TILE, ROW) 모양이고 Triton은 마지막 차원부터 모양을 맞추므로, "
-        "위치에 대한 검사가 열을 켜고 껐습니다.",
-    ),
-    "tile": msg(
-        "some positions were never written: the programs' tiles do not cover the whole sequence.",
-        "쓰이지 않은 위치가 있습니다. 프로그램들의 타일이 시퀀스 전체를 덮지 않습니다.",
-    ),
-    "address": msg(
-        "some tokens came from the wrong rows of the cache: the case above names the slot "
-        "read and the slot the token lives in.",
-        "일부 토큰을 캐시의 엉뚱한 행에서 가져왔습니다. 위의 사례가 읽은 슬롯과 토큰이 실제로 있는 슬롯을 보여 줍니다.",
-    ),
-    "nan_read": msg(
-        "NaN: you read a slot that holds no token (the checker keeps NaN there, a real cache "
-        "keeps stale values).",
-        "NaN입니다. 토큰이 없는 슬롯을 읽었습니다(채점기는 그곳에 NaN을, 실제 캐시는 오래된 값을 둡니다).",
-    ),
-    "neg_inf": msg(
-        "positions past seq_len hold a finite score; the spec asks for -inf there, which the "
-        "softmax turns into a weight of 0.",
-        "seq_len 이후 위치에 유한한 점수가 들어 있습니다. 명세는 그곳에 -inf를 요구하고, 소프트맥스가 그것을 가중치 0으로 바꿉니다.",
-    ),
-    "scale": msg(
-        "every score is off by the same factor, sqrt(HEAD_DIM) = 1 / scale: q · k is right, and "
-        "the scale is missing.",
-        "모든 점수가 같은 배수 sqrt(HEAD_DIM) = 1 / scale만큼 어긋났습니다. q · k는 맞고, "
-        "scale이 빠졌습니다.",
-    ),
-    "kv_head": msg(
-        "right only for kv_head 0: KV head 0 is read whatever kv_head says.",
-        "kv_head가 0일 때만 맞습니다. kv_head가 무엇이든 KV 헤드 0을 읽습니다.",
-    ),
-    "slot_heads": msg(
-        "tokens' rows overlap: a slot holds the K of every KV head of one token, KV_HEADS * "
-        "HEAD_DIM numbers.",
-        "토큰들의 행이 겹칩니다. 슬롯 하나에는 한 토큰의 모든 KV 헤드의 K, 즉 숫자 KV_HEADS * HEAD_DIM개가 들어 있습니다.",
-    ),
-    "head_mod": msg(
-        "query heads read the wrong KV heads: yours deals them out in turn (h % KV_HEADS), "
-        "while a group is GROUP consecutive query heads (chapter 5).",
-        "쿼리 헤드가 엉뚱한 KV 헤드를 읽었습니다. 여러분의 코드는 헤드를 번갈아 나눠 주지만(h % KV_HEADS), 그룹은 연속한 쿼리 헤드 "
-        "GROUP개입니다(5장).",
-    ),
-    "group_rows": msg(
-        "rows past GROUP of the padded (BLOCK_G, TILE) tile were stored: they belong to other "
-        "KV heads' query heads, or to nobody.",
-        "덧댄 (BLOCK_G, TILE) 타일에서 GROUP 너머의 행까지 store했습니다. 그 행은 다른 KV 헤드의 쿼리 헤드 것이거나 누구의 것도 "
-        "아닙니다.",
-    ),
-}

@@ -29,16 +29,11 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..text import msg
 from .core import fresh_seed
 from .guard import forbidden
 from .kernel_launch import launch
-from .slips import KERNEL_SYMPTOMS as SYMPTOMS
-from .slips import constant_factor_by_row as _constant_factor
 from .triton_checks import (
-    ATOMIC,
     SENTINEL,
-    UNMASKED_LOAD,
     Watch,
     first_difference,
     interpreted,
@@ -46,7 +41,22 @@ from .triton_checks import (
     same,
     strays_in,
 )
-from .verdicts import HINT
+from .verdicts import (
+    ATOMIC,
+    DOT_UNCHANGED,
+    DOT_UNUSED,
+    HINT,
+    INPUT_HINT,
+    INPUT_WRITTEN,
+    NO_DOT,
+    RIGHT,
+    SHARE,
+    STORE_PAST,
+    UNMASKED_LOAD,
+    UNREAD,
+    UNREAD_HINT,
+    symptom,
+)
 from .verdicts import KERNEL_CORRECT as CORRECT
 from .verdicts import KERNEL_NOT_QUITE as NOT_QUITE
 from .verdicts import KERNEL_RANDOM as RANDOM
@@ -54,50 +64,6 @@ from .verdicts import NOT_A_KERNEL as _NOT_A_KERNEL
 from .verdicts import WROTE_NOTHING as _WROTE_NOTHING
 
 __all__: list[str] = []  # the machinery behind basics.py and kernels.py
-
-INPUT_WRITTEN = msg(
-    "your kernel wrote into {what}, an input", "커널이 입력인 {what} 위치에 썼습니다"
-)
-INPUT_HINT = msg(
-    "the inputs ({inputs}) belong to the caller: the kernel reads them and leaves them as they "
-    "were. Only {outputs} is the kernel's to write.",
-    "입력({inputs})은 호출한 쪽의 것입니다. 커널은 입력을 읽기만 하고 그대로 두어야 합니다. "
-    "커널이 쓸 수 있는 출력: {outputs}.",
-)
-STORE_PAST = msg(
-    "a store landed outside the output's elements", "출력 원소 밖에 저장한 값이 있습니다"
-)
-RIGHT = msg("the values are right", "값은 맞습니다")
-NO_DOT = msg(
-    "the puzzle asks for this result from tl.dot, and your kernel has no tl.dot call that "
-    "runs: the values may be right, but the tensor cores would sit idle.",
-    "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 그런데 커널에서 실행되는 tl.dot 호출이 "
-    "없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다.",
-)
-DOT_UNCHANGED = msg(
-    "with every tl.dot result changed, your kernel stored the same values",
-    "모든 tl.dot 결과를 바꿔도 커널이 같은 값을 저장했습니다",
-)
-DOT_UNUSED = msg(
-    "the puzzle asks for this result from tl.dot: your tl.dot runs, but its result never reaches "
-    "the output.",
-    "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 커널의 tl.dot은 실행되지만, 그 결과가 "
-    "출력까지 가지 않습니다.",
-)
-UNREAD = msg(
-    "the values are right, but program {pid} never read {what}",
-    "값은 맞지만 프로그램 {pid}의 load 중 {what} 위치를 읽은 것이 하나도 없습니다",
-)
-UNREAD_HINT = msg(
-    "the puzzle hands each program this input to use, and your kernel got its numbers without it.",
-    "이 퍼즐은 각 프로그램이 쓰도록 이 입력을 건네는데, 커널은 이것 없이 값을 구했습니다.",
-)
-SHARE = msg(
-    "a program wrote elements of another program's share: the grid's programs did not each "
-    "write their own part of the output.",
-    "한 프로그램이 다른 프로그램 몫의 원소에 썼습니다. 그리드의 프로그램들이 출력에서 각자 "
-    "자기 몫만 쓰지 않았습니다.",
-)
 
 
 @dataclasses.dataclass
@@ -317,20 +283,3 @@ def _no_dot(kernel, watch) -> bool:
     from .kernel_cases import calls_dot
 
     return calls_dot(kernel) is False
-
-
-def symptom(got, want, tol, regions=None):
-    """What the output got wrong, in words (never the fix), or None when nothing stands out."""
-    got, want = got.double().cpu(), want.double().cpu()
-    bad = ~torch.isclose(got, want, rtol=max(tol, 1e-12), atol=max(tol, 1e-12), equal_nan=True)
-    finite = torch.isfinite(want)
-    if bool((~torch.isfinite(got) & finite).any()):
-        return SYMPTOMS["nonfinite"]
-    if tol < 1e-3 and bool(torch.isclose(got, want, rtol=2e-3, atol=2e-3, equal_nan=True).all()):
-        return SYMPTOMS["precision"]
-    for region, mask in (regions or {}).items():
-        if bool(bad.any()) and not bool((bad & ~mask).any()):
-            return SYMPTOMS["only"].format(region=region)
-    if got.dim() and _constant_factor(got, want, bad):
-        return SYMPTOMS["factor"]
-    return None

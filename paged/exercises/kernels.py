@@ -18,20 +18,17 @@ import torch
 from ..text import msg
 from .core import checker
 from .kernel_cases import (
-    ADDRESS_HINTS,
-    HINTS,
     POOL_ROWS,
     cache_words,
-    extreme_scores,
     output,
-    paged_watch,
-    pool_view,
     read_by_rule,
 )
 from .kernel_cases import table_as_read as _table_read
 from .kernel_runner import Case, KernelSpec
 from .slips import ADDRESS_RULES
-from .triton_checks import SENTINEL, Watch, device, same, whole
+from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
+from .slips.kernels_paged import HINTS
+from .triton_checks import SENTINEL, Watch, device, same
 
 __all__ = [
     "check_gather_kernel",
@@ -190,131 +187,7 @@ check_gather_kernel = checker(
 )
 
 
-# ---- step 3 · one tile of scores ----------------------------------------------------------------
-LAST_TILE = msg("past seq_len, in the last tile", "마지막 타일의 seq_len 너머")
-
-
-def _scores_case(params, seed):
-    from ..attention import gather_kv, steps
-
-    bs, tile, seq_len, kvh, h, offset = params
-    args = steps.make_case([seq_len], bs, kvh, kvh, seed=seed, poison=True)
-    if offset:
-        extreme_scores(args[0], args[1], offset)
-    q, k_cache, table = args[0][0, h], args[1], args[3][0]
-    D, scale = q.shape[0], q.shape[0] ** -0.5
-    n_out = -(-seq_len // tile) * tile
-    out_flat, out = output((n_out,), device(), 2 * tile)
-    watch = paged_watch(*args, with_v=False)
-    ok = np.arange(out_flat.numel()) < n_out
-    watch.add("scores", out_flat, load=False, store=ok)
-    s = gather_kv(k_cache, table, seq_len)[:, h].cpu().double() @ q.cpu().double() * scale
-    past = torch.arange(n_out) >= seq_len
-    return Case(
-        where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, KV_HEADS {kvh}, kv_head {h}"
-        + (f", scores around {offset:+g}" if offset else ""),
-        watch=watch,
-        run=lambda k: k[(n_out // tile,)](
-            q,
-            k_cache,
-            table,
-            out_flat,
-            seq_len,
-            h,
-            scale,
-            BLOCK_SIZE=bs,
-            KV_HEADS=kvh,
-            HEAD_DIM=D,
-            TILE=tile,
-        ),
-        outputs=[("scores", out_flat, ok)],
-        got=lambda: out.cpu().double(),
-        label="scores",
-        want=torch.cat([s, s.new_full((n_out - seq_len,), float("-inf"))]),
-        views=[pool_view("k_cache", k_cache), ("scores", "store", 0, 1, n_out, n_out, 1)],
-        regions={LAST_TILE: past},
-        data={
-            "s": s,
-            "q": q,
-            "k_cache": k_cache,
-            "table": table,
-            "seq_len": seq_len,
-            "bs": bs,
-            "kvh": kvh,
-            "h": h,
-            "D": D,
-            "scale": scale,
-        },
-    )
-
-
-def _scores_draw(rng):
-    bs, tile, kvh = rng.choice((1, 2, 4, 8, 16)), rng.choice((4, 8, 16)), rng.choice((1, 2, 4))
-    seq_len = rng.choice((1, bs, bs + 1, tile, tile - 1 or 1, rng.randint(1, 33)))
-    return bs, tile, seq_len, kvh, rng.randrange(kvh), rng.choice((0, 0, 1000.0, -1000.0))
-
-
-def _scores_rule(f):
-    """The address mistake whose keys give the stored scores, or None."""
-    p, d = torch.arange(f.seq_len)[:, None], torch.arange(f.D)[None, :]
-    tb, k_flat = _table_read(f.table, f.seq_len + 1), whole(f.k_cache)
-    row, h, D = f.kvh * f.D, f.h, f.D
-    rules = {
-        **{r: (rule, row, h * D + d) for r, rule in ADDRESS_RULES.items() if r != "right"},
-        "kv_head": (ADDRESS_RULES["right"], row, d),
-        "slot_heads": (ADDRESS_RULES["right"], D, h * D + d),
-    }
-    for r, (rule, width, c) in rules.items():
-        keys = read_by_rule(k_flat, f.k_cache.storage_offset(), rule(tb, p, f.bs, width, c))
-        if same(f.got[: f.seq_len], keys @ f.q.cpu().double() * f.scale, 1e-4):
-            return r
-    return None
-
-
-SCORES_KEYS = (*(r for r in ADDRESS_RULES if r != "right"), "kv_head", "slot_heads")
-TILE_SCORES_SPEC = KernelSpec(
-    name="tile_scores_kernel",
-    # (block_size, TILE, seq_len, KV_HEADS, kv_head, score offset)
-    fixed=(
-        (4, 8, 13, 2, 1, 0),
-        (16, 8, 17, 2, 0, 0),
-        (1, 4, 6, 1, 0, 0),
-        (8, 16, 8, 2, 1, 0),
-        (4, 4, 12, 4, 3, 0),
-        (4, 8, 11, 2, 1, -1000.0),
-    ),
-    build=_scores_case,
-    draw=_scores_draw,
-    tol=1e-4,
-    summary="block sizes 1-16, tiles 4-16, 1-4 KV heads, scores beyond ±1000",
-    store_hints=((lambda f: True, HINTS["store"]),),
-    value_hints=(
-        (lambda f: same(f.got[: f.seq_len], f.s, 1e-4), HINTS["neg_inf"]),
-        *(
-            (lambda f, r=r: _scores_rule(f) == r, HINTS.get(r) or ADDRESS_HINTS[r])
-            for r in SCORES_KEYS
-        ),
-        (lambda f: same(f.got[: f.seq_len], f.s / f.scale, 1e-4), HINTS["scale"]),
-        (
-            lambda f: bool(torch.isnan(f.got[: f.seq_len]).any()) and not f.watch.describe("load"),
-            HINTS["nan_read"],
-        ),
-    ),
-)
-
-
-check_tile_scores_kernel = checker(
-    TILE_SCORES_SPEC,
-    """kernel[(cdiv(seq_len, TILE),)](q, k_cache, block_table, scores, seq_len, kv_head, scale,
-    BLOCK_SIZE=, KV_HEADS=, HEAD_DIM=, TILE=): scores[pos] = scale * q . K[pos, kv_head] for
-    pos < seq_len, -inf for the rest of the last tile.
-    """,
-)
-
-
-from .kernels_attention import (  # noqa: E402
-    check_gqa_scores_kernel,
-    check_known_max_kernel,
-    check_online_softmax_kernel,
-)
+from .kernels_attention import check_known_max_kernel, check_online_softmax_kernel  # noqa: E402
+from .kernels_gqa import check_gqa_scores_kernel  # noqa: E402
 from .kernels_merge import check_merge_kernel  # noqa: E402
+from .kernels_scores import check_tile_scores_kernel  # noqa: E402

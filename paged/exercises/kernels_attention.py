@@ -1,5 +1,5 @@
 """The attention puzzles of the kernel chapter, as `KernelSpec`s: the tile loop with a known
-maximum, the online softmax, GQA scores.
+maximum, the online softmax (GQA scores in one tl.dot: `kernels_gqa.py`).
 
 Exported by `kernels.py` (its docstring says how they are checked). The known-max loop gets each
 head's largest score in a buffer `m` (guarded by NaN), which each program must load (under the
@@ -19,7 +19,6 @@ from ..text import msg
 from .core import checker
 from .guard import SDPA, forbidden
 from .kernel_cases import (
-    HINTS,
     PAST,
     extreme_scores,
     output,
@@ -28,8 +27,10 @@ from .kernel_cases import (
     rising_scores,
 )
 from .kernel_runner import Case, KernelSpec
-from .online_mistakes import known_max_outputs, max_scores, online_softmax_outputs
-from .triton_checks import UNMASKED_LOAD, device, same, whole
+from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
+from .slips.tile_loop import known_max_outputs, max_scores, online_softmax_outputs
+from .triton_checks import device, same, whole
+from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 
@@ -44,52 +45,6 @@ RESCALE = msg(
     "tiles added to l_i and acc is still measured against the old running max.",
     "타일 하나짜리 시퀀스에서는 맞고 두 번째 타일부터 틀립니다. 앞 타일들이 l_i와 acc에 더한 값이, 지금까지의 최댓값이 바뀐 뒤에도 옛 최댓값을 기준으로 남아 있습니다.",
 )
-SOFTMAX = {
-    "no_rescale": msg(
-        "you never rescale the old l_i and acc: {why}",
-        "이전 l_i와 acc의 배율을 한 번도 다시 맞추지 않았습니다: {why}",
-    ),
-    "tile_max": msg(
-        "you subtract each tile's own max and never correct the earlier tiles: {why}",
-        "타일마다 그 타일의 최댓값을 빼고 이전 타일은 고치지 않았습니다: {why}",
-    ),
-    "l_only": msg(
-        "you rescale l_i but not acc: {why}", "l_i의 배율은 다시 맞췄지만 acc는 그대로입니다: {why}"
-    ),
-    "acc_only": msg(
-        "you rescale acc but not l_i: {why}", "acc의 배율은 다시 맞췄지만 l_i는 그대로입니다: {why}"
-    ),
-    "no_mask": msg(
-        "positions past seq_len in the last tile got a score of 0.0 and a weight.",
-        "마지막 타일에서 seq_len 이후 위치가 점수 0.0을 받아 가중치를 얻었습니다.",
-    ),
-    "overflow": msg(
-        "inf or NaN where the scores are large: exp(s) overflows (float32 above ~88, float64 "
-        "above ~709).",
-        "점수가 큰 곳에서 inf나 NaN이 나왔습니다. exp(s)가 넘칩니다(float32는 약 88, float64는 약 709 이상).",
-    ),
-    "nan": msg(
-        "NaN or inf. Either something on the first tile is measured against a running max "
-        "that is still -inf, or a K or V load that is not masked with pos < seq_len read a "
-        "slot with no token (NaN here, stale values on a GPU: an unmasked load), and 0 × NaN "
-        "= NaN.",
-        "NaN이나 inf입니다. 첫 타일에서 무언가가 아직 -inf인 지금까지의 최댓값을 기준으로 계산되었거나, pos < seq_len으로 마스크하지 않은 K나 "
-        "V load가 토큰 없는 슬롯(여기서는 NaN, GPU에서는 오래된 값)을 읽어 0 × NaN = NaN이 "
-        "되었습니다(마스크 없는 load).",
-    ),
-    "scale": msg(
-        "the output is what attention gives with scale = 1: the weights come from q · k itself, "
-        "so they are too sharp by a factor sqrt(HEAD_DIM) in the exponent.",
-        "출력이 scale = 1일 때의 어텐션과 같습니다. 가중치가 q · k 자체에서 나와서, 지수가 "
-        "sqrt(HEAD_DIM)배만큼 지나치게 뾰족합니다.",
-    ),
-    "negative": msg(
-        "wrong only for the heads whose scores all lie far below 0 (around -1000), right for the "
-        "others: something there starts from, or is measured against, 0 rather than the scores.",
-        "점수가 모두 0보다 한참 아래(약 -1000)인 헤드에서만 틀렸고 나머지 헤드는 맞습니다. 그 "
-        "헤드에서 무언가가 점수가 아니라 0에서 출발하거나 0을 기준으로 잽니다.",
-    ),
-}
 
 
 def _softmax_case(params, seed, known_max=False):
@@ -202,29 +157,6 @@ def _nonfinite(f) -> bool:
 
 
 # ---- step 4a · the tile loop, the maximum given --------------------------------------------
-KNOWN = {
-    "no_divide": msg(
-        "each output row is the right one times a number of its own, the sum of that row's "
-        "weights exp(s - m): softmax weights add up to 1, and the ones you summed do not.",
-        "출력의 각 행이 맞는 행에 그 행만의 수를 곱한 값이고, 그 수는 그 행의 가중치 "
-        "exp(s - m)의 합입니다. 소프트맥스 가중치의 합은 1인데, 더한 가중치의 합은 1이 아닙니다.",
-    ),
-    "no_mask": msg(
-        "the output shrinks towards 0, by one factor per head, only where seq_len is not a "
-        "multiple of TILE: lanes past seq_len in the last tile, which hold no token, got a "
-        "weight.",
-        "seq_len이 TILE의 배수가 아닌 곳에서만 출력이 헤드마다 일정한 비율로 0 쪽으로 "
-        "줄어듭니다. 마지막 타일에서 seq_len 이후의 레인은 토큰이 없는데도 가중치를 받았습니다.",
-    ),
-    "overflow": msg(
-        "NaN or inf where the scores are large (in the hundreds, or near ±1000), right where "
-        "they are small: an exponential you take there leaves float32's range (exp overflows "
-        "above about 88 and is exactly 0 below about -104, and then 0 / 0 or inf / inf is NaN).",
-        "점수가 큰 곳(수백이거나 ±1000 근처)에서는 NaN이나 inf이고, 점수가 작은 곳에서는 "
-        "맞습니다. 그곳에서 계산하는 지수가 float32의 범위를 벗어납니다(exp는 약 88 위에서 "
-        "넘치고 약 -104 아래에서는 정확히 0이 되어, 0 / 0이나 inf / inf가 NaN이 됩니다).",
-    ),
-}
 
 
 def _known_case(params, seed):
@@ -313,118 +245,5 @@ check_online_softmax_kernel = checker(
     ONLINE_SOFTMAX_SPEC,
     """kernel[(num_seqs, num_q_heads)](q, k_cache, v_cache, block_table, seq_lens, out, scale,
     max_blocks, BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=): step 4's tile loop.
-    """,
-)
-
-
-# ---- step 5 · a group's scores in one tl.dot -------------------------------------------------
-GQA = {
-    "precision": msg(
-        "close, but not to float32 precision: the products lost bits (float16 or tf32 "
-        "operands); the puzzle asks for full float32 products.",
-        "가깝지만 float32 정밀도에는 못 미칩니다. 곱셈에서 비트를 잃었습니다(float16이나 tf32 "
-        "피연산자). 이 퍼즐은 완전한 float32 곱을 요구합니다.",
-    ),
-}
-
-
-def _gqa_case(params, seed):
-    from ..attention import gather_kv
-    from ..attention.steps import make_case
-
-    bs, lens, num_q, num_kv = params
-    tile = block_g = 16
-    args = make_case(list(lens), bs, num_q, num_kv, seed=seed, poison=True)
-    q, k_cache, table, seq_lens = args[0], args[1], args[3], args[4]
-    D, group = q.shape[2], num_q // num_kv
-    # a guard of BLOCK_G rows: a program that stores all its rows, not GROUP, stays inside it
-    # (past it, the interpreter writes into whatever buffer lies next: q, in one CI run)
-    out_flat, out = output((len(lens), num_q, tile), device(), (num_q + block_g) * tile)
-    watch = paged_watch(*args, with_v=False, seq_axis=0)
-    ok = np.arange(out_flat.numel()) < out.numel()
-    watch.add(
-        "scores",
-        out_flat,
-        load=False,
-        store=ok,
-        where=lambda i: f"scores[{i // (num_q * tile)}, {i // tile % num_q}, {i % tile}]",
-    )
-    want, by_mod = (torch.full(out.shape, float("-inf"), dtype=torch.float64) for _ in range(2))
-    for i, n in enumerate(lens):
-        keys = gather_kv(k_cache, table[i], n).cpu().double()  # (n, kv heads, D)
-        for h in range(num_q):
-            qh = q[i, h].cpu().double() * D**-0.5
-            want[i, h, :n] = keys[:, h // group] @ qh
-            by_mod[i, h, :n] = keys[:, h % num_kv] @ qh
-    return Case(
-        where=f"block_size {bs}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}",
-        watch=watch,
-        run=lambda k: k[(len(lens), num_kv)](
-            q,
-            k_cache,
-            table,
-            seq_lens,
-            out_flat,
-            D**-0.5,
-            table.shape[1],
-            BLOCK_SIZE=bs,
-            KV_HEADS=num_kv,
-            GROUP=group,
-            HEAD_DIM=D,
-            TILE=tile,
-            BLOCK_G=block_g,
-        ),
-        outputs=[("scores", out_flat, ok)],
-        got=lambda: out.cpu().double(),
-        want=want,
-        label="scores",
-        views=[
-            pool_view("k_cache", k_cache),
-            ("scores", "store", 0, len(lens) * num_q, tile, tile, 1),
-        ],
-        data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
-    )
-
-
-def _gqa_draw(rng):
-    bs, num_kv = rng.choice((1, 2, 4, 8, 16)), rng.choice((1, 2, 3))
-    lens = tuple(
-        rng.choice((1, bs, min(bs + 1, 16), 16, rng.randint(1, 16)))
-        for _ in range(rng.choice((1, 2)))
-    )
-    return bs, lens, num_kv * rng.choice((1, 2, 4)), num_kv
-
-
-def _on_valid(f, other, tol=1e-2):
-    return same(f.got[f.valid], other[f.valid], tol)
-
-
-GQA_SCORES_SPEC = KernelSpec(
-    name="gqa_scores_kernel",
-    # (block_size, seq_lens, num_q_heads, num_kv_heads): GROUP 2 with 2 and 3 KV heads,
-    # GROUP 4, MQA; every sequence fits in one TILE = 16; BLOCK_G = 16 rows.
-    fixed=((4, (5, 16, 1), 4, 2), (1, (3, 12), 6, 3), (16, (16, 9), 8, 2), (8, (8,), 4, 1)),
-    build=_gqa_case,
-    draw=_gqa_draw,
-    num_random=3,
-    tol=1e-5,
-    needs_dot=True,
-    summary="GROUP 1-4, 1-3 KV heads, block sizes 1-16, float32 products from one tl.dot",
-    store_hints=((lambda f: True, HINTS["group_rows"]),),
-    value_hints=(
-        (lambda f: same(f.got, f.want, 1e-2), GQA["precision"]),
-        (lambda f: _on_valid(f, f.want), HINTS["neg_inf"]),
-        (lambda f: _on_valid(f, f.by_mod), HINTS["head_mod"]),
-        (lambda f: _on_valid(f, f.want / f.scale), HINTS["scale"]),
-        (lambda f: bool(f.watch.describe("load")), UNMASKED_LOAD),
-    ),
-)
-
-
-check_gqa_scores_kernel = checker(
-    GQA_SCORES_SPEC,
-    """kernel[(num_seqs, KV_HEADS)](q, k_cache, block_table, seq_lens, scores, scale, max_blocks,
-    BLOCK_SIZE=, KV_HEADS=, GROUP=, HEAD_DIM=, TILE=, BLOCK_G=): scores (num_seqs, num_q_heads,
-    TILE), one tl.dot per (sequence, KV head) for its GROUP query heads; -inf past seq_len.
     """,
 )

@@ -12,43 +12,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..text import msg
 from .core import checker
 from .kernel_cases import element, output
 from .kernel_runner import Case, KernelSpec
-from .triton_checks import UNMASKED_LOAD, Watch, device, same
+from .slips.kernels_paged import MERGE
+from .triton_checks import Watch, device, same
+from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 
 PART, MERGE_DIM = 8, 16  # tokens per partition, head_dim
 SPREAD = (0.0, -100.0, -3000.0, -7.0, -250.0)  # LSE offsets of a row's partitions, rotated per row
-MERGE = {
-    "overflow": msg(
-        "inf or NaN once the log-sum-exps are large or far apart (around ±1000, or 100 to "
-        "3000 apart): an exp(...) in the weights left the float range (float32 ends near 88, "
-        "float64 near 709).",
-        "log-sum-exp가 크거나 서로 멀면(약 ±1000, 또는 100에서 3000 차이) inf나 NaN이 나옵니다. 가중치의 exp(...)가 "
-        "부동소수점 범위를 벗어났습니다(float32는 약 88, float64는 약 709에서 끝납니다).",
-    ),
-    "pad_zero": msg(
-        "the padding lanes p >= num_parts came back with lse 0.0 and took a weight.",
-        "p >= num_parts인 덧댄 레인이 lse 0.0으로 돌아와 가중치를 얻었습니다.",
-    ),
-    "no_norm": msg(
-        "each row is the answer times a number of its own: the weights do not add up to 1.",
-        "행마다 정답에 그 행만의 수가 곱해져 있습니다. 가중치의 합이 1이 아닙니다.",
-    ),
-    "mean": msg(
-        "you averaged the partitions' outputs: a partition's share of the softmax is "
-        "exp(lse_p) / sum_q exp(lse_q), not 1 / num_parts.",
-        "부분 출력을 단순 평균했습니다. 소프트맥스에서 파티션의 몫은 1 / num_parts가 아니라 "
-        "exp(lse_p) / sum_q exp(lse_q)입니다.",
-    ),
-    "store": msg(
-        "each program writes its own row's HEAD_DIM outputs, nothing else.",
-        "각 프로그램은 자기 행의 출력 HEAD_DIM개만 씁니다.",
-    ),
-}
 
 
 def _merge_case(params, seed):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ..contiguous import ContiguousAllocator
 from ..errors import NoContiguousSpace
-from ..text import msg
 from .contract import optional_integer
 from .core import Spec, checker, draws
+from .slips import of
 
 __all__ = ["check_first_fit"]
 
@@ -48,114 +48,6 @@ def _first_fit_truth(holes, size):
         return None
 
 
-def _best_fit(holes, size):
-    fits = [(length, start) for start, length in holes if length >= size]
-    return min(fits)[1] if fits else None
-
-
-def _last_fit(holes, size):
-    fits = [start for start, length in holes if length >= size]
-    return fits[-1] if fits else None
-
-
-def _strictly_larger(holes, size):
-    return next((start for start, length in holes if length > size), None)
-
-
-def _index(holes, size):
-    return next((i for i, (_, length) in enumerate(holes) if length >= size), None)
-
-
-def _pair(holes, size):
-    return next(((s, n) for s, n in holes if n >= size), None)
-
-
-def _stops_early(holes, size):
-    for start, length in holes:
-        return start if length >= size else None
-    return None
-
-
-def _length_as_end(holes, size):
-    return next((start for start, end in holes if end - start >= size), None)
-
-
-def _zero_for_none(holes, size):
-    return next((start for start, length in holes if length >= size), 0)
-
-
-_FIT_MISTAKES = (
-    (
-        _best_fit,
-        msg(
-            "you picked the smallest hole that is large enough (best fit); first fit takes the "
-            "first one in address order.",
-            "충분히 큰 구멍 중 가장 작은 것을 골랐습니다(best fit). 최초 적합(first fit)은 주소 순서로 처음 "
-            "나오는 구멍을 씁니다.",
-        ),
-    ),
-    (
-        _last_fit,
-        msg(
-            "you returned the last hole that is large enough; first fit stops at the first one.",
-            "충분히 큰 구멍 중 마지막 것을 반환했습니다. 최초 적합은 처음 맞는 구멍에서 멈춥니다.",
-        ),
-    ),
-    (
-        _strictly_larger,
-        msg(
-            "you skipped a hole exactly as long as the request: an exact fit fits too.",
-            "요청과 길이가 똑같은 구멍을 건너뛰었습니다. 딱 맞는 구멍도 들어갈 수 있는 구멍입니다.",
-        ),
-    ),
-    (
-        _index,
-        msg(
-            "you returned the hole's position in the list; return the address where it starts.",
-            "구멍의 리스트 안 위치(인덱스)를 반환했습니다. 구멍이 시작하는 주소를 반환하세요.",
-        ),
-    ),
-    (
-        _pair,
-        msg(
-            "you returned the whole (start, length) pair; return only its start.",
-            "(시작, 길이) 쌍 전체를 반환했습니다. 시작 주소만 반환하세요.",
-        ),
-    ),
-    (
-        _stops_early,
-        msg(
-            "you gave up at the first hole that was too small; a later hole may still fit.",
-            "처음 만난 구멍이 작다고 거기서 멈췄습니다. 뒤에 있는 구멍이 맞을 수도 있습니다.",
-        ),
-    ),
-    (
-        _zero_for_none,
-        msg(
-            "when no hole fits, return None: 0 is a real address (the start of the arena).",
-            "맞는 구멍이 없으면 None을 반환하세요. 0은 실제 주소(영역의 시작)입니다.",
-        ),
-    ),
-    (
-        _length_as_end,
-        msg(
-            "holes that start far from address 0 were passed over although they are long enough: "
-            "your test reads a hole's second number as the address where it ends, and it is the "
-            "hole's length.",
-            "주소 0에서 멀리 떨어져 시작하는 구멍을, 길이가 충분한데도 지나쳤습니다. 구멍의 두 번째 "
-            "수를 끝나는 주소로 읽었는데, 그 수는 구멍의 길이입니다.",
-        ),
-    ),
-    (
-        lambda holes, size: None,
-        msg(
-            "you returned None although a hole fits: did you forget to `return` its start?",
-            "맞는 구멍이 있는데 None을 반환했습니다. 시작 주소를 `return`하는 것을 잊지 않았나요?",
-        ),
-    ),
-)
-
-
 def _same_answer(got, want) -> bool:
     """Equal, where None (no hole fits) differs from every address, 0 included."""
     return (got is None) == (want is None) and (got is None or got == want)
@@ -185,7 +77,7 @@ FIRST_FIT = Spec(
     cases=_FIT_CASES,
     answer=_first_fit_truth,
     draw=draws(_random_holes, _first_fit_truth),
-    slips=_FIT_MISTAKES,
+    slips=of("first_fit"),
     same=_same_answer,
     none_ok=True,
     forbid=["paged.contiguous", "paged.pool"],

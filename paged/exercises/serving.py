@@ -13,10 +13,10 @@ what the scheduler's first step admits.
 from __future__ import annotations
 
 from ..scheduler import Scheduler
-from ..text import msg
 from ..workloads import Request
 from .core import NUM_RANDOM, Spec, checker, same_sequence
 from .preemption import request_ids
+from .slips import of
 
 __all__ = ["check_admit"]
 
@@ -49,99 +49,6 @@ def _admit_pair(block_size, free_blocks, watermark_blocks, waiting):
     return (waiting, free_blocks, block_size, watermark_blocks), [waiting[i][0] for i in admitted]
 
 
-def _rule(
-    blocks=lambda p, n, bs: -(-p // bs),
-    skip=False,
-    watermark=True,
-    take=True,
-    strict=False,
-    per_request=False,
-):
-    """The admission walk with one slip, as a learner might write it."""
-
-    def wrong(waiting, free_blocks, block_size, watermark_blocks):
-        wm = watermark_blocks if watermark else 0
-        free, admitted = free_blocks, []
-        for req_id, prompt_len, max_new_tokens in waiting:
-            need = blocks(prompt_len, max_new_tokens, block_size)
-            if need + wm > free or (strict and need + wm == free):
-                if skip:
-                    continue
-                break
-            admitted.append(req_id)
-            if take:
-                free -= need + (wm if per_request else 0)
-        return admitted
-
-    return wrong
-
-
-_ADMIT_MISTAKES = (
-    (
-        _rule(blocks=lambda p, n, bs: -(-(p + n) // bs)),
-        msg(
-            "you reserved prompt + max_new_tokens, as the contiguous max_new_tokens reservation "
-            "does; paging takes blocks only for the tokens a request holds now, its prompt.",
-            "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 max_new_tokens 예약이 "
-            "그렇게 합니다. 페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.",
-        ),
-    ),
-    (
-        _rule(skip=True),
-        msg(
-            "admission is first come, first served: when the request at the head of the queue does "
-            "not fit, the ones behind it wait too, even those that would fit.",
-            "수락은 선착순입니다. 대기열 맨 앞의 요청이 들어가지 못하면, 그 뒤의 요청은 들어갈 수 "
-            "있더라도 함께 기다립니다.",
-        ),
-    ),
-    (
-        _rule(watermark=False),
-        msg(
-            "you admitted a request that leaves fewer than watermark_blocks free.",
-            "요청을 수락한 뒤 빈 블록이 watermark_blocks보다 적게 남았습니다.",
-        ),
-    ),
-    (
-        _rule(blocks=lambda p, n, bs: p // bs),
-        msg(
-            "a prompt that ends partway into a block got one block too few.",
-            "블록 중간에서 끝나는 프롬프트가 블록을 하나 덜 받았습니다.",
-        ),
-    ),
-    (
-        _rule(take=False),
-        msg(
-            "each admitted request takes its blocks: the requests after it find fewer free blocks.",
-            "수락된 요청은 블록을 가져갑니다. 그 뒤의 요청에게는 빈 블록이 그만큼 줄어듭니다.",
-        ),
-    ),
-    (
-        _rule(strict=True),
-        msg(
-            "a request whose blocks plus the watermark equal the free blocks exactly still fits.",
-            "요청의 블록에 워터마크를 더한 값이 빈 블록 수와 정확히 같아도 들어갑니다.",
-        ),
-    ),
-    (
-        _rule(per_request=True),
-        msg(
-            "the watermark is kept free once for the whole pool, not once per admitted request.",
-            "워터마크는 수락한 요청마다가 아니라 풀 전체에 한 번만 비워 둡니다.",
-        ),
-    ),
-    (
-        _rule(blocks=lambda p, n, bs: -(-(p + 1) // bs)),
-        msg(
-            "the first new token is sampled from the prompt's last position and stored in the next "
-            "step: admission takes blocks for the prompt alone.",
-            "첫 새 토큰은 프롬프트의 마지막 위치에서 샘플링되고 다음 단계에 저장됩니다. 수락할 때는 "
-            "프롬프트만큼의 블록만 가져갑니다.",
-        ),
-    ),
-)
-
-
 def _random_admits(rng):
     pairs = []
     for _ in range(NUM_RANDOM // 2):
@@ -167,7 +74,7 @@ SPEC = Spec(
     params=("waiting", "free_blocks", "block_size", "watermark_blocks"),
     cases=lambda: [_admit_pair(*c) for c in _ADMIT_CASES],
     draw=_random_admits,
-    slips=_ADMIT_MISTAKES,
+    slips=of("admission"),
     same=same_sequence,
     forbid=(  # the scheduler's whole surface, and what drives it
         "paged.scheduler",

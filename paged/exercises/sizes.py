@@ -11,11 +11,11 @@ import math
 from ..contiguous import POLICIES, ContiguousAllocator, next_pow2
 from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import simulate
-from ..text import msg
 from ..trace import CATEGORIES
 from ..workloads import Request, sharegpt_like
 from .contract import integer, real
 from .core import Spec, checker, draws
+from .slips import of
 
 
 def _edge(rng, values, lo, hi):
@@ -43,38 +43,6 @@ def _bytes_per_token_truth(n, h, d, b):
     )
 
 
-_BYTES_PER_TOKEN_SLIPS = [
-    (
-        lambda n, h, d, b: n * h * d * b,
-        msg(
-            "K and V are both cached: you counted only one of them.",
-            "K와 V를 모두 저장합니다. 둘 중 하나만 셌습니다.",
-        ),
-    ),
-    (
-        lambda n, h, d, b: 2 * n * h * d,
-        msg(
-            "you counted numbers, not bytes: each number takes dtype_bytes bytes.",
-            "바이트가 아니라 숫자 개수를 셌습니다. 숫자 하나는 dtype_bytes 바이트를 차지합니다.",
-        ),
-    ),
-    (
-        lambda n, h, d, b: 2 * h * d * b,
-        msg(
-            "every layer keeps its own K and V: you counted one layer.",
-            "레이어마다 자기 K와 V를 따로 저장합니다. 한 레이어만 셌습니다.",
-        ),
-    ),
-    (
-        lambda n, h, d, b: 16 * n * h * d * b,
-        msg(
-            "dtype_bytes is already in bytes: no factor of 8 for bits.",
-            "dtype_bytes는 이미 바이트 단위입니다. 비트로 바꾸는 8을 곱하지 마세요.",
-        ),
-    ),
-]
-
-
 def _bytes_per_token_case(rng):
     return (
         _edge(rng, (1, 2, 80, 128), 1, 96),
@@ -90,7 +58,7 @@ BYTES_PER_TOKEN = Spec(
     cases=_BYTES_PER_TOKEN_CASES,
     answer=_bytes_per_token_truth,
     draw=draws(_bytes_per_token_case, _bytes_per_token_truth),
-    slips=_BYTES_PER_TOKEN_SLIPS,
+    slips=of("kv_bytes"),
     forbid=["paged.kv"],
     contract=lambda got, args: integer(got),
     doc="fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).",
@@ -112,64 +80,6 @@ _POW2_RESERVATION_CASES = [
 
 def _pow2_reservation_truth(p, o, m):
     return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
-
-
-_POW2_RESERVATION_SLIPS = [
-    (
-        lambda p, o, m: min(next_pow2(p + o), m),
-        msg(
-            "you rounded prompt + output; the paper rounds the output only: a true output of 25 "
-            "reserves 32 positions for outputs, on top of the prompt.",
-            "프롬프트 + 출력을 올림했습니다. 논문은 출력만 올림합니다. 실제 출력이 25이면 "
-            "프롬프트와 별도로 출력 자리 32개를 예약합니다.",
-        ),
-    ),
-    (
-        lambda p, o, m: min(p + (1 << o.bit_length()), m),
-        msg(
-            "an output length that is already a power of two needs no rounding; yours moved it "
-            "up to the next one (64 → 128).",
-            "출력 길이가 이미 2의 거듭제곱이면 올릴 필요가 없습니다. 여러분의 코드는 다음 거듭제곱"
-            "으로 올렸습니다(64 → 128).",
-        ),
-    ),
-    (
-        lambda p, o, m: p + min(next_pow2(o), m),
-        msg(
-            "you capped the rounded output alone; the cap applies to the whole reservation, "
-            "prompt included.",
-            "올림한 출력만 상한으로 잘랐습니다. 상한은 프롬프트를 포함한 예약 전체에 적용됩니다.",
-        ),
-    ),
-    (
-        lambda p, o, m: p + next_pow2(o),
-        msg(
-            "you never capped it: a reservation is at most max_seq_len slots.",
-            "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.",
-        ),
-    ),
-    (
-        lambda p, o, m: min(next_pow2(o), m),
-        msg(
-            "you left out the prompt: its slots are reserved too.",
-            "프롬프트를 빠뜨렸습니다. 프롬프트의 슬롯도 예약됩니다.",
-        ),
-    ),
-    (
-        lambda p, o, m: min(p + 2 * o, m),
-        msg(
-            "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
-            "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.",
-        ),
-    ),
-    (
-        lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m),
-        msg(
-            "you rounded the output down; Pow2 rounds it up (25 → 32, not 16).",
-            "출력을 내림했습니다. Pow2는 올림합니다(25 → 16이 아니라 32).",
-        ),
-    ),
-]
 
 
 def _pow2_reservation_case(rng):
@@ -195,7 +105,7 @@ POW2_RESERVATION = Spec(
     cases=_POW2_RESERVATION_CASES,
     answer=_pow2_reservation_truth,
     draw=draws(_pow2_reservation_case, _pow2_reservation_truth),
-    slips=_POW2_RESERVATION_SLIPS,
+    slips=of("pow2"),
     forbid=["paged.contiguous", "paged.pool"],
     contract=lambda got, args: integer(got),
     doc="""fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1).""",
@@ -281,80 +191,6 @@ def _random_runs(rng, n: int = 6):
     return pairs
 
 
-def _loaded(steps, waited=True, busy=True):
-    chosen = [s for s in steps if s[1]] if waited else []
-    return chosen or ([s for s in steps if s[2]] if busy else steps)
-
-
-def _average(steps, kv_slots, divide_by=None):
-    return [
-        sum(u[c] for u, _, _ in steps) / ((divide_by or len(steps)) * kv_slots) for c in range(4)
-    ]
-
-
-_BREAKDOWN_MISTAKES = (
-    (
-        lambda steps, kv: _average(steps, kv),
-        msg(
-            "average only over the steps in which some request waits (memory is the limit then), "
-            "not over every step.",
-            "모든 단계가 아니라, 어떤 요청이 기다리는 단계(그때는 메모리가 한계입니다)만으로 "
-            "평균하세요.",
-        ),
-    ),
-    (
-        lambda steps, kv: _average(_loaded(steps, waited=False), kv),
-        msg(
-            "when some request waits, only the steps in which one waits count; you averaged over "
-            "every busy step.",
-            "기다리는 요청이 있으면 기다린 단계만 셉니다. 여러분은 요청이 실행 중인 단계를 모두 "
-            "평균했습니다.",
-        ),
-    ),
-    (
-        lambda steps, kv: _average(_loaded(steps, busy=False), kv),
-        msg(
-            "when nobody ever waits, fall back to the busy steps (some request running); you fell "
-            "back to every step, idle ones included.",
-            "아무도 기다리지 않았다면 요청이 실행 중인 단계로 평균합니다. 여러분은 쉬는 단계까지 "
-            "포함한 모든 단계로 평균했습니다.",
-        ),
-    ),
-    (
-        lambda steps, kv: _average([s for s in steps if s[1]], kv),
-        msg(
-            "in a run where nobody ever waits your shares came out empty or NaN: there is no "
-            "waiting step to average over.",
-            "아무도 기다리지 않는 실행에서 비율이 비었거나 NaN입니다. 평균할 대기 단계가 없기 때문입니다.",
-        ),
-    ),
-    (
-        lambda steps, kv: _average(_loaded(steps[:-1]), kv),
-        msg(
-            "right while the last step is idle, wrong when a request waits in it: the last step "
-            "of `steps` never reaches your average.",
-            "마지막 단계가 쉬는 단계면 맞고, 그 단계에서 요청이 기다리면 틀립니다. `steps`의 "
-            "마지막 단계가 평균에 들어가지 않습니다.",
-        ),
-    ),
-    (
-        lambda steps, kv: [kv * f for f in _average(_loaded(steps), kv)],
-        msg(
-            "your shares are slot counts, kv_slots times too large.",
-            "비율이 아니라 슬롯 수가 나왔습니다. kv_slots배만큼 큽니다.",
-        ),
-    ),
-    (
-        lambda steps, kv: _average(_loaded(steps), kv, divide_by=len(steps)),
-        msg(
-            "your shares are too small: the steps you summed and the steps you counted are not "
-            "the same ones.",
-            "비율이 너무 작습니다. 더한 단계와 개수를 센 단계가 서로 다릅니다.",
-        ),
-    ),
-)
-
-
 def _fractions(fn, args):
     """Call fn; compare its 4 numbers as a tuple of floats (a list, tuple or dict will do)."""
     raw = fn(*args)
@@ -400,7 +236,7 @@ BREAKDOWN = Spec(
     params=("steps", "kv_slots"),
     cases=_breakdown_pairs,
     draw=_random_runs,
-    slips=_BREAKDOWN_MISTAKES,
+    slips=of("breakdown"),
     same=_same_fractions,
     describe=_describe_run,
     observe=_fractions,

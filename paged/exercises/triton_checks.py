@@ -25,51 +25,12 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..text import msg
+from .verdicts import AT, NEVER, OUTSIDE, STRAY_ATOMIC, STRAY_LOAD, STRAY_STORE
 
 __all__: list[str] = []  # helpers for basics.py and kernels.py, which export the checkers
 
 SENTINEL = 0.5  # outputs start as this: never a right answer everywhere at once
 MAX_REPORTED = 1  # a verdict names the first stray address; the count says how many more
-
-STRAY_LOAD = msg(
-    "program {pid} loaded {what} (stray lanes in this case: {count})",
-    "프로그램 {pid}의 읽기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",
-)
-STRAY_STORE = msg(
-    "program {pid} wrote {what} (stray lanes in this case: {count})",
-    "프로그램 {pid}의 쓰기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",
-)
-AT = msg("{at} holds {got}, expected {want}", "{at}의 값은 {got}, 기대값은 {want}입니다")
-NEVER = msg("{at} was never written", "{at}에는 아무것도 쓰이지 않았습니다")
-STRAY_ATOMIC = msg(
-    "program {pid} ran an atomic, which reads and writes, on {what} (stray lanes in this case: "
-    "{count})",
-    "프로그램 {pid}의 원자적 연산(읽고 쓰기) 위치: {what}(이 사례에서 범위를 벗어난 레인: "
-    "{count}개)",
-)
-ATOMIC = msg(
-    "an atomic (tl.atomic_add, atomic_max, atomic_xchg, atomic_cas ...) reads an element and "
-    "writes it back, mask or not: on an input it writes into the caller's data, and a lane past "
-    "the end reads and writes memory that belongs to nothing.",
-    "원자적 연산(tl.atomic_add, atomic_max, atomic_xchg, atomic_cas 등)은 마스크가 있든 없든 "
-    "원소를 읽고 다시 씁니다. 입력에 쓰면 호출한 쪽의 데이터에 쓰게 되고, 끝 너머의 레인은 "
-    "아무것에도 속하지 않는 메모리를 읽고 씁니다.",
-)
-UNMASKED_LOAD = msg(
-    "an unmasked load: a tl.load whose mask lets lanes through that belong to nothing (or that "
-    "has no mask). Masking the store is not enough: on a GPU that load reads another tensor's "
-    "memory, stale values or unmapped addresses. Give the load the mask of the lanes that "
-    "exist (and other=... for the rest).",
-    "마스크 없는 load(unmasked load)입니다. 아무것에도 속하지 않는 레인을 "
-    "통과시키는(또는 마스크가 아예 없는) tl.load가 있습니다. 저장만 마스크해서는 "
-    "부족합니다. GPU에서는 그 load가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
-    "주소를 읽습니다. 실제로 있는 레인의 마스크를 load에도 주고, 나머지는 "
-    "other=...로 채우세요.",
-)
-OUTSIDE = msg(
-    "memory outside every tensor of the case", "이 사례의 어떤 텐서에도 속하지 않는 메모리"
-)
 
 
 def is_kernel(obj) -> bool:

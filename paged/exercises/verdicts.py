@@ -1,6 +1,11 @@
-"""The verdicts every checker prints, plain-Python (`core.check`) and Triton (`kernel_runner`).
+"""The verdicts every checker prints, plain-Python (`core.check`) and Triton (`kernel_runner`),
+and the symptoms the engine names when no slip explains a wrong answer.
 
 Each is a bilingual `paged.text.msg`; the Triton ones name a kernel and where a launch failed.
+A symptom says what a wrong output got wrong (NaN where the answer is finite, a constant factor
+per row, float16's precision, wrong only in one region), never how to fix it; it belongs to the
+engine, once, for every exercise (`core.check` tries a spec's `symptoms`, `kernel_runner` calls
+`symptom`).
 """
 
 from __future__ import annotations
@@ -54,3 +59,180 @@ KERNEL_RANDOM = msg(
     "  (무작위 사례입니다. `check_{name}(your_kernel, seed={seed})`로 같은 사례를 다시 뽑을 수 "
     "있습니다)",
 )
+
+# ---- what the kernel runner and the memory watch say (`kernel_runner`, `triton_checks`) ----
+INPUT_WRITTEN = msg(
+    "your kernel wrote into {what}, an input", "커널이 입력인 {what} 위치에 썼습니다"
+)
+INPUT_HINT = msg(
+    "the inputs ({inputs}) belong to the caller: the kernel reads them and leaves them as they "
+    "were. Only {outputs} is the kernel's to write.",
+    "입력({inputs})은 호출한 쪽의 것입니다. 커널은 입력을 읽기만 하고 그대로 두어야 합니다. "
+    "커널이 쓸 수 있는 출력: {outputs}.",
+)
+STORE_PAST = msg(
+    "a store landed outside the output's elements", "출력 원소 밖에 저장한 값이 있습니다"
+)
+RIGHT = msg("the values are right", "값은 맞습니다")
+NO_DOT = msg(
+    "the puzzle asks for this result from tl.dot, and your kernel has no tl.dot call that "
+    "runs: the values may be right, but the tensor cores would sit idle.",
+    "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 그런데 커널에서 실행되는 tl.dot 호출이 "
+    "없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다.",
+)
+DOT_UNCHANGED = msg(
+    "with every tl.dot result changed, your kernel stored the same values",
+    "모든 tl.dot 결과를 바꿔도 커널이 같은 값을 저장했습니다",
+)
+DOT_UNUSED = msg(
+    "the puzzle asks for this result from tl.dot: your tl.dot runs, but its result never reaches "
+    "the output.",
+    "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 커널의 tl.dot은 실행되지만, 그 결과가 "
+    "출력까지 가지 않습니다.",
+)
+UNREAD = msg(
+    "the values are right, but program {pid} never read {what}",
+    "값은 맞지만 프로그램 {pid}의 load 중 {what} 위치를 읽은 것이 하나도 없습니다",
+)
+UNREAD_HINT = msg(
+    "the puzzle hands each program this input to use, and your kernel got its numbers without it.",
+    "이 퍼즐은 각 프로그램이 쓰도록 이 입력을 건네는데, 커널은 이것 없이 값을 구했습니다.",
+)
+SHARE = msg(
+    "a program wrote elements of another program's share: the grid's programs did not each "
+    "write their own part of the output.",
+    "한 프로그램이 다른 프로그램 몫의 원소에 썼습니다. 그리드의 프로그램들이 출력에서 각자 "
+    "자기 몫만 쓰지 않았습니다.",
+)
+STRAY_LOAD = msg(
+    "program {pid} loaded {what} (stray lanes in this case: {count})",
+    "프로그램 {pid}의 읽기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",
+)
+STRAY_STORE = msg(
+    "program {pid} wrote {what} (stray lanes in this case: {count})",
+    "프로그램 {pid}의 쓰기 위치: {what}(이 사례에서 범위를 벗어난 레인: {count}개)",
+)
+AT = msg("{at} holds {got}, expected {want}", "{at}의 값은 {got}, 기대값은 {want}입니다")
+NEVER = msg("{at} was never written", "{at}에는 아무것도 쓰이지 않았습니다")
+STRAY_ATOMIC = msg(
+    "program {pid} ran an atomic, which reads and writes, on {what} (stray lanes in this case: "
+    "{count})",
+    "프로그램 {pid}의 원자적 연산(읽고 쓰기) 위치: {what}(이 사례에서 범위를 벗어난 레인: "
+    "{count}개)",
+)
+ATOMIC = msg(
+    "an atomic (tl.atomic_add, atomic_max, atomic_xchg, atomic_cas ...) reads an element and "
+    "writes it back, mask or not: on an input it writes into the caller's data, and a lane past "
+    "the end reads and writes memory that belongs to nothing.",
+    "원자적 연산(tl.atomic_add, atomic_max, atomic_xchg, atomic_cas 등)은 마스크가 있든 없든 "
+    "원소를 읽고 다시 씁니다. 입력에 쓰면 호출한 쪽의 데이터에 쓰게 되고, 끝 너머의 레인은 "
+    "아무것에도 속하지 않는 메모리를 읽고 씁니다.",
+)
+UNMASKED_LOAD = msg(
+    "an unmasked load: a tl.load whose mask lets lanes through that belong to nothing (or that "
+    "has no mask). Masking the store is not enough: on a GPU that load reads another tensor's "
+    "memory, stale values or unmapped addresses. Give the load the mask of the lanes that "
+    "exist (and other=... for the rest).",
+    "마스크 없는 load(unmasked load)입니다. 아무것에도 속하지 않는 레인을 "
+    "통과시키는(또는 마스크가 아예 없는) tl.load가 있습니다. 저장만 마스크해서는 "
+    "부족합니다. GPU에서는 그 load가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
+    "주소를 읽습니다. 실제로 있는 레인의 마스크를 load에도 주고, 나머지는 "
+    "other=...로 채우세요.",
+)
+OUTSIDE = msg(
+    "memory outside every tensor of the case", "이 사례의 어떤 텐서에도 속하지 않는 메모리"
+)
+
+
+# ---- symptoms: what a wrong output got wrong, for a hint when no slip explains it ----
+# A Triton puzzle's (`kernel_runner.symptom` picks one, element by element and row by row):
+KERNEL_SYMPTOMS = {
+    "nonfinite": msg(
+        "the output holds NaN or inf where the answer is finite.",
+        "답이 유한한 자리에 출력이 NaN이나 inf를 담고 있습니다.",
+    ),
+    "factor": msg(
+        "every wrong row is off by a constant factor: each row has the right shape, scaled by "
+        "one number.",
+        "틀린 행마다 일정한 배수만큼 어긋났습니다. 행의 모양은 맞지만 수 하나가 곱해져 있습니다.",
+    ),
+    "precision": msg(
+        "close, but only to about three significant digits (float16's precision): somewhere the "
+        "numbers lost bits that float32 keeps.",
+        "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
+        "남았을 비트를 잃었습니다.",
+    ),
+    "only": msg(
+        "the output is wrong only {region}; everywhere else it is right.",
+        "출력은 {region}에서만 틀렸고, 나머지는 모두 맞습니다.",
+    ),
+}
+
+
+# A plain-Python exercise's, case by case (`Spec.symptoms` pairs them with the exercise's words):
+def on_every(test):
+    """A `Spec.symptoms` predicate: test(got, want) holds on every case the learner got wrong."""
+    return lambda triples: all(test(g, w) for g, w, _ in triples)
+
+
+def nan_where_finite(got, want) -> bool:
+    """NaN or inf (or an overflow raised) where the answer is finite."""
+    import torch
+
+    if hasattr(got, "error"):  # core.Raised: the call raised
+        overflowed = isinstance(got.error, OverflowError | ZeroDivisionError)
+    else:
+        overflowed = isinstance(got, torch.Tensor) and not bool(torch.isfinite(got).all())
+    return overflowed and bool(torch.isfinite(want).all())
+
+
+def constant_factor(got, want) -> bool:
+    """Every number of got is the same number times want's."""
+    import torch
+
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape or not got.numel():
+        return False
+    ratio = got.double() / want.double()
+    return bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3))
+
+
+def constant_factor_by_row(got, want, bad) -> bool:
+    """A kernel's output: every wrong row of got is one number times the same row of want (that
+    number not 1)."""
+    import torch
+
+    rows_g, rows_w = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
+    rows_bad = bad.reshape(-1, bad.shape[-1]).any(1)
+    if not bool(rows_bad.any()):
+        return False
+    for g, w in zip(rows_g[rows_bad], rows_w[rows_bad], strict=True):
+        ok = torch.isfinite(w) & (w.abs() > 1e-9)
+        if not bool(ok.any()) or not bool(torch.isfinite(g[ok]).all()):
+            return False
+        ratio = g[ok] / w[ok]
+        if not bool(torch.isclose(ratio, ratio[0].expand_as(ratio), rtol=1e-4).all()):
+            return False
+        if abs(float(ratio[0]) - 1) < 1e-3 or not bool(
+            torch.isclose(g[~ok], w[~ok] * ratio[0], equal_nan=True).all()
+        ):
+            return False
+    return True
+
+
+def symptom(got, want, tol, regions=None):
+    """What a kernel's output got wrong, in words (never the fix), or None when nothing stands out."""
+    import torch
+
+    got, want = got.double().cpu(), want.double().cpu()
+    bad = ~torch.isclose(got, want, rtol=max(tol, 1e-12), atol=max(tol, 1e-12), equal_nan=True)
+    finite = torch.isfinite(want)
+    if bool((~torch.isfinite(got) & finite).any()):
+        return KERNEL_SYMPTOMS["nonfinite"]
+    if tol < 1e-3 and bool(torch.isclose(got, want, rtol=2e-3, atol=2e-3, equal_nan=True).all()):
+        return KERNEL_SYMPTOMS["precision"]
+    for region, mask in (regions or {}).items():
+        if bool(bad.any()) and not bool((bad & ~mask).any()):
+            return KERNEL_SYMPTOMS["only"].format(region=region)
+    if got.dim() and constant_factor_by_row(got, want, bad):
+        return KERNEL_SYMPTOMS["factor"]
+    return None

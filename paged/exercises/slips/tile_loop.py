@@ -1,4 +1,5 @@
-"""What a tile-loop kernel with a typical mistake stores, so its checker can name it.
+"""Slips of the tile loop (chapter 6, steps 4a and 4b): what a kernel with a typical mistake
+stores, so that its checker can name it.
 
 `online_softmax_outputs(*case, tile, variant)` runs the tile loop in float64 on a paged case,
 right or with one mistake ("no_rescale", "tile_max", "l_only", "acc_only", "no_mask",
@@ -38,7 +39,7 @@ def _variant(q, k, v, scale, tile, variant):
 
 def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
     """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
-    from ..attention import gather_kv
+    from ...attention import gather_kv
 
     num_seqs, num_q_heads, head_dim = q.shape
     kvh = k_cache.shape[2]
@@ -61,7 +62,7 @@ def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, var
 
 def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
     """(sequence, query head, n, q, K, V) in float64, K/V of the head's KV head (or h % KV)."""
-    from ..attention import gather_kv
+    from ...attention import gather_kv
 
     num_q_heads, kvh = q.shape[1], k_cache.shape[2]
     for i, n in enumerate(seq_lens.tolist()):
