@@ -6,9 +6,11 @@ value or an option that does not apply to that memory:
   request, reserved at admission; `placement` picks the hole.
 - `PagedConfig` (policy "paged": `paged.paging`): `block_size`, the free list's `seed`, the
   `watermark` admission keeps free, `preemption` ("recompute" or "swap", with `cpu_blocks`),
-  `admission` ("greedy" or "hold"), and a `shared_prefix` held once.
+  `admission` ("greedy" or "hold"), a `shared_prefix` held once, or `prefix_caching` (full
+  blocks found again by hash: `paged.block_pool`; requests need token ids).
 Both take `max_seq_len`, `max_num_seqs`, `eos_token_id`, `prefill_samples`, `rules` ("course" or
-"vllm-v1") and `max_num_batched_tokens`. What each does is said where it is done: the scheduler
+"vllm-v1") and `max_num_batched_tokens` (under "vllm-v1" a prefill that overflows it is chunked,
+and it defaults to vLLM's CPU build's 4096). What each does is said where it is done: the scheduler
 (`paged.scheduler`), admission (`paged.admission`) and the pools (`paged.pool`).
 """
 
