@@ -31,31 +31,23 @@ from .errors import require_int
 from .paging import PagedAllocator, num_blocks_for
 
 
-class FreeBlockQueue:
+class FreeBlockQueue(OrderedDict):
     """Free block ids in eviction order, front first (vLLM's doubly linked `FreeKVCacheBlockQueue`;
-    an ordered dict gives the same O(1) take-from-front, add-at-either-end and remove)."""
+    an ordered dict of ids gives the same O(1) take-from-front, add-at-either-end and remove,
+    and its length, membership and iteration stay in C)."""
 
-    def __init__(self, block_ids):
-        self._ids: OrderedDict[int, None] = OrderedDict.fromkeys(block_ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def __iter__(self):
-        return iter(self._ids)
-
-    def __contains__(self, block_id) -> bool:
-        return block_id in self._ids
+    def __init__(self, block_ids=()):
+        super().__init__(dict.fromkeys(block_ids))
 
     def popleft(self) -> int:
-        return self._ids.popitem(last=False)[0]
+        return self.popitem(last=False)[0]
 
     def append(self, block_id: int) -> None:
-        self._ids[block_id] = None
+        self[block_id] = None
 
     def appendleft(self, block_id: int) -> None:
-        self._ids[block_id] = None
-        self._ids.move_to_end(block_id, last=False)
+        self[block_id] = None
+        self.move_to_end(block_id, last=False)
 
     def prepend_n(self, block_ids: list[int]) -> None:
         """Put `block_ids` at the front, in their order (the first one is taken first)."""
@@ -63,7 +55,7 @@ class FreeBlockQueue:
             self.appendleft(block_id)
 
     def remove(self, block_id: int) -> None:
-        del self._ids[block_id]
+        del self[block_id]
 
 
 class CachingAllocator(PagedAllocator):
@@ -74,8 +66,10 @@ class CachingAllocator(PagedAllocator):
         self.free_block_ids = FreeBlockQueue(self.free_block_ids)
         self.block_hash: dict[int, int] = {}  # block id -> its hash (cached blocks only)
         self.cached_blocks: dict[int, dict[int, None]] = {}  # hash -> its blocks, first = hit
-        self._num_cached: dict[object, int] = {}  # leading blocks of a sequence that are cached
-        self.num_shared_refs = 0  # references beyond each held block's first: sum(ref_count - 1)
+        self.num_cached_of: dict[object, int] = {}  # leading blocks of a sequence that are cached
+        # references beyond each held block's first, sum(ref_count - 1): what counting every
+        # sequence's blocks counts too many
+        self.num_shared_refs = 0
 
     # ---- queries ---------------------------------------------------------------------------
     def find_cached(self, hashes: list[int], num_tokens: int) -> list[int]:
@@ -94,12 +88,15 @@ class CachingAllocator(PagedAllocator):
         """Free blocks a sequence of `num_tokens` that takes `hits` uses up: its new blocks, and
         every hit that sits in the free queue (touching it takes it out)."""
         n = require_int("num_tokens", num_tokens, at_least=0)
-        new = max(num_blocks_for(n, self.block_size) - len(hits), 0)
-        return new + sum(1 for b in hits if self._ref_counts[b] == 0)
+        new = max(-(-n // self.block_size) - len(hits), 0)
+        if not hits:
+            return new
+        refs = self._ref_counts
+        return new + sum([refs[b] == 0 for b in hits])
 
     def num_cached_blocks(self, seq_id) -> int:
         self._table(seq_id)
-        return self._num_cached[seq_id]
+        return self.num_cached_of[seq_id]
 
     # ---- check-then-act --------------------------------------------------------------------
     def allocate_cached(self, seq_id, num_tokens: int, hits: list[int]) -> list[int]:
@@ -124,36 +121,30 @@ class CachingAllocator(PagedAllocator):
         new = num_blocks_for(n, self.block_size) - len(hits)
         self._tables[seq_id] = list(hits) + [self._take() for _ in range(new)]
         self._num_tokens[seq_id] = n
-        self._num_cached[seq_id] = len(hits)
+        self.num_cached_of[seq_id] = len(hits)
         return list(self._tables[seq_id])
 
     def allocate(self, seq_id, num_tokens: int) -> list[int]:
         return self.allocate_cached(seq_id, num_tokens, [])
 
     def cache_full_blocks(self, seq_id, hashes: list[int]) -> None:
-        """Record the hash of each full block of `seq_id` not cached yet (`hashes`: its chain,
-        at least one per full block it holds)."""
+        """Record the hash of each full block of `seq_id` not cached yet whose tokens are known
+        (`hashes`: its chain so far; a block whose last token is still to be sampled, as in the
+        course's decode phase, is cached by a later call)."""
         table, n = self._table(seq_id), self._num_tokens[seq_id]
-        first, end = self._num_cached[seq_id], n // self.block_size
-        if len(hashes) < end:
-            raise ValueError(f"{len(hashes)} hashes for {end} full blocks of {seq_id!r}")
+        first, end = self.num_cached_of[seq_id], min(n // self.block_size, len(hashes))
         for i in range(first, end):
             b, h = table[i], hashes[i]
             if b in self.block_hash:  # a fork's shared block, hashed already
                 continue
             self.block_hash[b] = h
             self.cached_blocks.setdefault(h, {})[b] = None
-        self._num_cached[seq_id] = max(first, end)
+        self.num_cached_of[seq_id] = max(first, end)
 
     def fork(self, parent_id, child_id) -> None:
-        super().fork(parent_id, child_id)
-        self._num_cached[child_id] = self._num_cached[parent_id]
-        self.num_shared_refs += len(self._tables[child_id])
-
-    def append(self, seq_id, num_tokens: int = 1) -> list[tuple[int, int]]:
-        copies = super().append(seq_id, num_tokens)
-        self.num_shared_refs -= len(copies)  # a copy on write drops a shared reference
-        return copies
+        """Refused: prefix caching shares full blocks by hash (vLLM V1 has no forks), so no
+        partly filled block is ever shared and nothing is copied on write."""
+        raise NotImplementedError("a CachingAllocator shares blocks by hash, not by forks")
 
     def free(self, seq_id) -> None:
         """Drop `seq_id`, its blocks in reverse order: unhashed ones to the queue's front (reused
@@ -169,13 +160,14 @@ class CachingAllocator(PagedAllocator):
         self.free_block_ids.prepend_n(first)
         for b in last:
             self.free_block_ids.append(b)
-        del self._tables[seq_id], self._num_tokens[seq_id], self._num_cached[seq_id]
+        del self._tables[seq_id], self._num_tokens[seq_id], self.num_cached_of[seq_id]
 
     # ---- internals -------------------------------------------------------------------------
     def _take(self) -> int:
         """The queue's front block; a cached one loses its hash (evicted: its K and V will be
         overwritten)."""
-        block_id = super()._take()
+        block_id = self.free_block_ids.popitem(last=False)[0]
+        self._ref_counts[block_id] = 1
         h = self.block_hash.pop(block_id, None)
         if h is not None:
             blocks = self.cached_blocks[h]

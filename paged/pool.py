@@ -34,7 +34,7 @@ class ContiguousPool:
     """Contiguous reservation: the whole of a request's reservation is taken at admission."""
 
     block_size = 1  # a range of slots is a block table of one-slot blocks
-    shared_prefix, holds_prefix = 0, False  # nothing is shared
+    shared_prefix, holds_prefix, caching = 0, False, False  # nothing is shared
 
     def __init__(self, config):
         c = config
@@ -152,8 +152,10 @@ class PagedPool:
 
     def cache(self, q) -> None:
         """Record the hashes of `q`'s blocks that are full now (prefix caching only)."""
-        if self.caching:
-            self.allocator.cache_full_blocks(q.req_id, q.hashes(self.block_size))
+        if self.caching and self.allocator.num_cached_of[q.req_id] < q.num_computed_tokens // (
+            bs := self.block_size
+        ):  # a block filled (or its last token became known) since the last call
+            self.allocator.cache_full_blocks(q.req_id, q.hashes(bs))
 
     def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
         """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks";

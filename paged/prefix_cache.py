@@ -27,7 +27,7 @@ from .errors import require_int
 def hash_block(parent: int | None, tokens, extra: tuple = ()) -> int:
     """The hash of one full block: its parent's hash (None for the first block), its tokens and
     its extra keys (vLLM's: a tenant's `cache_salt` enters the first block's only)."""
-    key = (parent, tuple(int(t) for t in tokens))
+    key = (parent, tuple(map(int, tokens)))
     data = repr(key + (extra,) if extra else key).encode()  # no extra keys: the old values
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 

@@ -81,23 +81,28 @@ class Sequence:
         """Its prefill was chunked and is not finished: fewer tokens computed than it holds."""
         return self.num_computed_tokens < self.request.prompt_len + self.num_generated
 
-    def hashes(self, block_size: int) -> list[int]:
+    def hashes(self, block_size: int) -> list:
         """The hash chain of its full blocks whose tokens are known (prompt, then samples), one
         block's hash over its parent's, its tokens and, for the first, the request's
-        `cache_salt` (`paged.prefix_cache`). A simulated sample has no id: its block hashes a
-        placeholder and the request's id (ASSUMPTION: two requests never sample alike)."""
-        r, hashes = self.request, self.block_hashes
-        end = (r.prompt_len + len(self.output_ids)) // block_size
+        `cache_salt` (`paged.prefix_cache`). A simulated sample has no id: a block holding one
+        is named by the request and the block's index, never hashed (ASSUMPTION: two requests
+        never sample alike, so no other request can hit it; its own can, after a preemption)."""
+        r, hashes, out = self.request, self.block_hashes, self.output_ids
+        prompt, p = r.prompt_token_ids, r.prompt_len
+        end = (p + len(out)) // block_size
         if len(hashes) < end:
-            ids = r.prompt_token_ids + tuple(self.output_ids)
             parent = hashes[-1] if hashes else None
             for i in range(len(hashes), end):
-                block, extra = ids[i * block_size : (i + 1) * block_size], ()
-                if i == 0:
-                    extra = salt_keys(r.cache_salt)
-                if None in block:
-                    block = [-1 if t is None else t for t in block]
-                    extra += (("simulated sample of", self.req_id),)
+                first, last = i * block_size, (i + 1) * block_size
+                if last <= p:
+                    block = prompt[first:last]
+                elif out[0] is None:  # simulated samples
+                    parent = ("simulated samples of", self.req_id, i)
+                    hashes.append(parent)
+                    continue
+                else:
+                    block = prompt[first:] + tuple(out[max(first - p, 0) : last - p])
+                extra = salt_keys(r.cache_salt) if i == 0 else ()
                 parent = hash_block(parent, block, extra)
                 hashes.append(parent)
         return hashes
