@@ -76,9 +76,9 @@ class CachingAllocator(PagedAllocator):
         """The blocks of the longest cached run of `hashes` from the first, at most the full
         blocks before token `num_tokens - 1` (vLLM: `max_cache_hit_length = num_tokens - 1`, the
         last token is always computed, its logits give the next token)."""
-        hits = []
-        for h in hashes[: (num_tokens - 1) // self.block_size]:
-            blocks = self.cached_blocks.get(h)
+        hits, cached = [], self.cached_blocks
+        for i in range(min(len(hashes), (num_tokens - 1) // self.block_size)):
+            blocks = cached.get(hashes[i])
             if not blocks:
                 break
             hits.append(next(iter(blocks)))

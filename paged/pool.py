@@ -152,10 +152,8 @@ class PagedPool:
 
     def cache(self, q) -> None:
         """Record the hashes of `q`'s blocks that are full now (prefix caching only)."""
-        if self.caching and self.allocator.num_cached_of[q.req_id] < q.num_computed_tokens // (
-            bs := self.block_size
-        ):  # a block filled (or its last token became known) since the last call
-            self.allocator.cache_full_blocks(q.req_id, q.hashes(bs))
+        if self.caching:
+            self.allocator.cache_full_blocks(q.req_id, q.hashes(self.block_size))
 
     def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
         """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks";

@@ -66,6 +66,7 @@ class Scheduler:
         self.running: list[Sequence] = []  # in arrival order: the last one is preempted first
         self.swapped: deque[Sequence] = deque()  # in the CPU pool, oldest arrival first
         self.step_index = 0
+        self.num_computed_tokens = 0  # positions whose K and V the handed-out steps compute
         self._step: _StepSoFar | None = None  # None between steps
 
     # ---- queries -----------------------------------------------------------------------------
@@ -128,6 +129,9 @@ class Scheduler:
             more_runs, more_copies, prefix = self._prefill(s)
             runs, copies, s.runs_of = runs + more_runs, copies + more_copies, s.runs_of + s.admitted
         preempted = s.preempted if phase != "prefill" else ()
+        self.num_computed_tokens += sum([r.num_tokens for r in runs]) + (
+            prefix.num_tokens if prefix else 0
+        )
         s.handed = Step(t, phase, runs, len(self.running), preempted, copies, prefix, s.swapped_in)
         return s.handed
 
@@ -194,6 +198,9 @@ class Scheduler:
         preempted, copies, starts = [], [], []
         budget = s.budget = self._step_budget()
         caching, bs = self.pool.caching, self.pool.block_size
+        # a block is full, its tokens known: when the slot filling it is given (the token was
+        # sampled before), or a step later when the token is sampled in the step that grows it
+        filled = 0 if self.config.prefill_samples else 1 % bs
         i = 0
         while i < len(self.running) and budget > 0:
             q = self.running[i]
@@ -212,8 +219,7 @@ class Scheduler:
             copies += self.pool.grow(q.req_id, k)
             starts.append(q.num_computed_tokens)
             q.extend(k) if chunk else q.grow()
-            # a block filled; under the course's rules its last token is known a step later
-            if caching and (chunk or q.num_computed_tokens % bs < 2):
+            if caching and (chunk or q.num_computed_tokens % bs == filled):
                 self.pool.cache(q)
             budget -= k
             i += 1

@@ -26,6 +26,8 @@ class Sequence:
     output_ids: list = field(default_factory=list)  # sampled tokens (None each when simulated)
     num_computed_tokens: int = 0  # tokens whose K and V are in the GPU cache now
     num_cached_tokens: int = 0  # of those, taken at admission without computing (a shared prefix)
+    # cached at its first admission (vLLM's `RequestOutput.num_cached_tokens`); -1: not yet
+    num_prompt_cached_tokens: int = -1
     num_preemptions: int = 0
     num_recomputed_tokens: int = 0  # tokens prefilled again after recompute preemptions
     num_swapped_blocks: int = 0  # blocks copied out to the CPU pool (each comes back once)
@@ -43,6 +45,8 @@ class Sequence:
         self.num_generated = num_tokens - self.request.prompt_len
         self.num_computed_tokens = num_tokens if num_computed is None else num_computed
         self.num_cached_tokens = num_cached
+        if self.num_prompt_cached_tokens < 0:
+            self.num_prompt_cached_tokens = num_cached
         self.status = "running"
 
     def extend(self, num_tokens: int) -> None:

@@ -216,6 +216,8 @@ def test_without_sharing_caching_changes_no_decision():
         assert off.usage == on.usage
     assert runs[0].num_preemptions > 0  # and preempted requests re-hit their own blocks
     assert runs[1].recomputed_tokens < runs[0].recomputed_tokens
+    assert runs[1].cached_prompt_tokens == runs[0].cached_prompt_tokens == 0  # first admissions
+    assert runs[1].computed_tokens < runs[0].computed_tokens
 
 
 def test_shared_system_prompts_save_blocks_and_computed_tokens():
@@ -228,6 +230,18 @@ def test_shared_system_prompts_save_blocks_and_computed_tokens():
     assert cached == predict_cached([r.prompt_token_ids for r in reqs], 16)
     assert sum(cached) > 50 * 80  # most requests find their system prompt's blocks
     assert on.allocator.num_used_blocks == off.allocator.num_used_blocks - sum(cached) // 16
+
+
+def test_a_simulated_comparison_shows_what_caching_saves():
+    reqs = with_prompt_ids(sharegpt_like(200, seed=4), num_system_prompts=4, system_len=200)
+    off, on = (
+        simulate(reqs, "paged", kv_slots=16 * 600, rules="vllm-v1", prefix_caching=c)
+        for c in (False, True)
+    )
+    assert off.cached_prompt_tokens == 0 and on.cached_prompt_tokens > 20_000
+    # what the first admissions found, and more: preempted requests re-hit their blocks
+    assert off.computed_tokens - on.computed_tokens > on.cached_prompt_tokens
+    assert on.num_steps < off.num_steps and on.mean_batch_size > off.mean_batch_size
 
 
 def test_with_prompt_ids_shares_exactly_the_system_prompt():
