@@ -148,7 +148,11 @@ class PagedPool:
         chain of hits, never its last token's (none without prefix caching)."""
         if not self.caching:
             return []
-        return self.allocator.find_cached(q.hashes(self.block_size), num_tokens)
+        a, bs = self.allocator, self.block_size
+        fewest = -(-num_tokens // bs) - (num_tokens - 1) // bs  # every full block a hit, held
+        if fewest + self.watermark_blocks > a.num_free_blocks:
+            return []  # it cannot be admitted whatever it finds: skip the look-up
+        return a.find_cached(q.hashes(bs), num_tokens)
 
     def cache(self, q) -> None:
         """Record the hashes of `q`'s blocks that are full now (prefix caching only)."""
