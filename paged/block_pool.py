@@ -135,7 +135,7 @@ class CachingAllocator(PagedAllocator):
         first, end = self.num_cached_of[seq_id], min(n // self.block_size, len(hashes))
         for i in range(first, end):
             b, h = table[i], hashes[i]
-            if b in self.block_hash:  # a fork's shared block, hashed already
+            if b in self.block_hash:  # named already (defensive: hits lie before `first`)
                 continue
             self.block_hash[b] = h
             self.cached_blocks.setdefault(h, {})[b] = None
