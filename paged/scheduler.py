@@ -66,7 +66,6 @@ class Scheduler:
         self.running: list[Sequence] = []  # in arrival order: the last one is preempted first
         self.swapped: deque[Sequence] = deque()  # in the CPU pool, oldest arrival first
         self.step_index = 0
-        self.num_computed_tokens = 0  # positions whose K and V the handed-out steps compute
         self._step: _StepSoFar | None = None  # None between steps
 
     # ---- queries -----------------------------------------------------------------------------
@@ -129,9 +128,6 @@ class Scheduler:
             more_runs, more_copies, prefix = self._prefill(s)
             runs, copies, s.runs_of = runs + more_runs, copies + more_copies, s.runs_of + s.admitted
         preempted = s.preempted if phase != "prefill" else ()
-        self.num_computed_tokens += sum([r.num_tokens for r in runs]) + (
-            prefix.num_tokens if prefix else 0
-        )
         s.handed = Step(t, phase, runs, len(self.running), preempted, copies, prefix, s.swapped_in)
         return s.handed
 

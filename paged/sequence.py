@@ -28,6 +28,7 @@ class Sequence:
     num_cached_tokens: int = 0  # of those, taken at admission without computing (a shared prefix)
     # cached at its first admission (vLLM's `RequestOutput.num_cached_tokens`); -1: not yet
     num_prompt_cached_tokens: int = -1
+    num_tokens_run: int = 0  # positions computed for it, ever: prefill chunks, decodes, again
     num_preemptions: int = 0
     num_recomputed_tokens: int = 0  # tokens prefilled again after recompute preemptions
     num_swapped_blocks: int = 0  # blocks copied out to the CPU pool (each comes back once)
@@ -45,6 +46,7 @@ class Sequence:
         self.num_generated = num_tokens - self.request.prompt_len
         self.num_computed_tokens = num_tokens if num_computed is None else num_computed
         self.num_cached_tokens = num_cached
+        self.num_tokens_run += self.num_computed_tokens - num_cached
         if self.num_prompt_cached_tokens < 0:
             self.num_prompt_cached_tokens = num_cached
         self.status = "running"
@@ -52,11 +54,13 @@ class Sequence:
     def extend(self, num_tokens: int) -> None:
         """The next chunk of its prefill: `num_tokens` more of its tokens get their K and V."""
         self.num_computed_tokens += num_tokens
+        self.num_tokens_run += num_tokens
 
     def grow(self) -> None:
         """One more token holds a slot."""
         self.num_generated += 1
         self.num_computed_tokens += 1
+        self.num_tokens_run += 1
 
     def preempt(self, num_swapped_blocks: int) -> None:
         """It lost its GPU blocks: swapped out (that many blocks copied), or, with 0, to be

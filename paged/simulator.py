@@ -34,7 +34,8 @@ class SimResult:
     num_steps: int
     trace: tuple[StepRecord, ...]
     # prompt tokens found in the cache at each request's first admission (prefix caching, or
-    # a shared prefix), and tokens whose K and V were computed (prefills, decodes, recomputation)
+    # a shared prefix), and tokens whose K and V were computed for the requests (prefill chunks,
+    # decodes, recomputation; a shared prefix's own run not included)
     cached_prompt_tokens: int = 0
     computed_tokens: int = 0
 
@@ -74,5 +75,5 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
         num_steps=len(trace),
         trace=tuple(trace),
         cached_prompt_tokens=sum(max(q.num_prompt_cached_tokens, 0) for q in sim.sequences),
-        computed_tokens=sim.num_computed_tokens,
+        computed_tokens=sum(q.num_tokens_run for q in sim.sequences),
     )
