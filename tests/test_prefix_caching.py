@@ -279,3 +279,52 @@ def test_a_salt_that_is_not_a_string_is_named():
 def test_requests_without_ids_are_refused_with_the_fix():
     with pytest.raises(ValueError, match="with_prompt_ids"):
         Scheduler([Request(0, 30, 2)], "paged", kv_slots=1024, prefix_caching=True)
+
+
+# ---- against vLLM's recorded runs: the same block tables at every step ------------------------
+@pytest.mark.parametrize("name", ["chapter11_prefix_caching", "chapter11_24x48_32x32"])
+def test_vllm_rules_hold_vllms_recorded_block_tables_step_by_step(name):
+    """The recorded vLLM 0.32.0 runs (chapter 11), replayed with vLLM's own sampled tokens:
+    every step's block tables, free blocks, admissions, and each request's cached tokens."""
+    from paged.engines import vllm as V
+
+    rec = next(r for r in V.recordings() if r["name"] == name)
+    q = rec["request"]
+    keys = ("kv_blocks", "block_size", "prefix_caching", "max_num_seqs", "max_model_len")
+    engine = V.generate(
+        q["prompt_token_ids"], q["max_new_tokens"], live=False, **{k: q[k] for k in keys}
+    )
+    reqs = [
+        Request(i, len(ids), q["max_new_tokens"], 0.0, tuple(ids))
+        for i, ids in enumerate(q["prompt_token_ids"])
+    ]
+    s = Scheduler(
+        reqs,
+        "paged",
+        kv_slots=q["kv_blocks"] * q["block_size"],
+        block_size=q["block_size"],
+        rules="vllm-v1",
+        prefix_caching=q["prefix_caching"] or None,
+        eos_token_id=engine.eos_token_id,
+        record_layout=True,
+    )
+    assert s.config.max_num_batched_tokens == engine.config["max_num_batched_tokens"] == 4096
+    steps = []
+    while not s.done:
+        step = s.schedule()
+        out = {r.req_id: len(s.sequences[r.req_id].output_ids) for r in step.runs if r.sample}
+        record = s.postprocess(step, {i: engine.tokens[i][k] for i, k in out.items()})
+        steps.append((record, s.allocator.num_free_blocks))
+    assert len(steps) == len(engine.trace)
+    for (ours, free), theirs, their_free in zip(
+        steps, engine.trace, engine.num_free_blocks, strict=True
+    ):
+        tables = sorted((r, t) for r, t, _ in ours.layout.tables)
+        assert tables == sorted((r, t) for r, t, _ in theirs.layout.tables), ours.step
+        assert (free, ours.admitted, ours.preempted) == (
+            their_free,
+            theirs.admitted,
+            theirs.preempted,
+        )
+    cached = [sq.num_prompt_cached_tokens for sq in s.sequences]
+    assert sum(cached) == engine.cached_prompt_tokens
