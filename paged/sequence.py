@@ -123,9 +123,10 @@ class Sequence:
         )
 
     def run(self, start: int, sample: bool, block_table) -> SeqRun:
-        """Its positions start .. num_computed_tokens - 1, to compute (`block_table(req_id)`: the pool's).
-        A request prefilled again after a preemption keeps the token it sampled last (that token
-        has no slot yet) and samples nothing new."""
+        """Its positions start .. num_computed_tokens - 1, to compute (`block_table(req_id)`: the
+        pool's). A request prefilled again after a preemption keeps the token it sampled last
+        (that token has no slot yet) and samples nothing new; a chunk that stops short of its
+        prompt's end samples nothing either."""
         r, generated = self.request, self.num_generated
         held = self.num_computed_tokens  # a chunk of a prefill: fewer than it will hold
         # the last token has a slot, and is the last it holds (a chunk samples nothing)
