@@ -198,10 +198,11 @@ class Scheduler:
         # a block is full, its tokens known: when the slot filling it is given (the token was
         # sampled before), or a step later when the token is sampled in the step that grows it
         filled = 0 if self.config.prefill_samples else 1 % bs
+        chunking = self.config.rules == "vllm-v1"  # the course's rules never chunk a prefill
         i = 0
         while i < len(self.running) and budget > 0:
             q = self.running[i]
-            chunk = q.is_prefilling
+            chunk = chunking and q.is_prefilling
             k = min(q.num_tokens - q.num_computed_tokens, budget) if chunk else 1
             evicted = False
             while not self.pool.can_grow(q.req_id, k):
