@@ -130,3 +130,38 @@ def test_chunked_and_cached_runs_give_the_tokens_of_a_cache_free_decode(prefix_c
     assert len(served.trace) > len(prompts)  # the budget of 8 did chunk the prompts
     if prefix_caching:
         assert sum(q.num_cached_tokens for q in chunked.sequences) >= 8 * (len(prompts) - 1)
+
+
+@pytest.mark.parametrize("prefix_caching", [False, True])
+@pytest.mark.parametrize(("budget", "kv_blocks"), [(16, 12), (48, 10), (200, 14)])  # all preempt
+def test_chunks_preemptions_and_caching_keep_every_invariant(budget, kv_blocks, prefix_caching):
+    """Random prompts sharing a system prompt, tight pools and budgets: each step computes at
+    most the budget, each run starts where the request's cache ends, every request finishes
+    with its output, and every block comes back."""
+    g = torch.Generator().manual_seed(budget + kv_blocks)
+    system = torch.randint(2, 50, (20,), generator=g).tolist()
+    reqs = []
+    for i in range(12):
+        own = torch.randint(2, 50, (int(torch.randint(1, 60, (1,), generator=g)),), generator=g)
+        ids = tuple(system + own.tolist())
+        reqs.append(Request(i, len(ids), int(torch.randint(1, 20, (1,), generator=g)), i // 3, ids))
+    s = Scheduler(
+        reqs, "paged", kv_slots=16 * kv_blocks, block_size=16, rules="vllm-v1",
+        max_num_batched_tokens=budget, prefix_caching=prefix_caching,
+    )  # fmt: skip
+    held = {}  # req_id -> tokens in its cache after the last step
+    while not s.done:
+        step = s.schedule()
+        assert sum(r.num_tokens for r in step.runs) <= budget
+        for v in step.preempted:
+            held.pop(v, None)
+        for r in step.runs:
+            q = s.sequences[r.req_id]
+            assert r.start == held.get(r.req_id, q.num_cached_tokens), (step.index, r)
+            held[r.req_id] = r.start + r.num_tokens
+            assert r.sample == (held[r.req_id] == q.num_tokens)
+        record = s.postprocess(step)
+        for f in record.finished:
+            held.pop(f)
+    assert all(len(q.output_ids) == q.request.output_len for q in s.sequences)
+    assert s.allocator.num_free_blocks == kv_blocks - 1

@@ -117,6 +117,25 @@ def test_a_hit_on_a_free_cached_block_takes_it_out_of_the_queue_and_counts_as_ta
     assert list(a.free_block_ids)[0] == 2 and a.ref_count(0) == 1 and a.num_shared_refs == 0
 
 
+def test_a_block_computed_twice_is_cached_twice_and_the_first_is_the_hit():
+    # a prompt of exactly two blocks: the second request recomputes the last block (the hit
+    # stops before the last token) and caches it under the same hash (vLLM's
+    # `BlockHashToBlockMap.insert` keeps both); evicting one leaves the other findable
+    a = CachingAllocator(8, 4)
+    hashes = block_hashes(list(range(8)), 4)
+    a.allocate("A", 8)
+    a.cache_full_blocks("A", hashes)
+    hits = a.find_cached(hashes, 8)
+    assert hits == [0]
+    a.allocate_cached("B", 8, hits)
+    a.cache_full_blocks("B", hashes)
+    assert a.block_table("B") == [0, 2] and list(a.cached_blocks[hashes[1]]) == [1, 2]
+    a.free("A")  # block 1 to the tail: [3 .. 7, 1]
+    a.allocate("C", 24)  # takes 3 .. 7 and 1: block 1's copy of the hash is evicted
+    assert list(a.cached_blocks[hashes[1]]) == [2]
+    assert a.find_cached(hashes, 9) == [0, 2]
+
+
 def test_refused_allocator_calls_change_nothing():
     a = CachingAllocator(6, 4)
     hashes = block_hashes(list(range(9)), 4)
