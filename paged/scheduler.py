@@ -218,7 +218,9 @@ class Scheduler:
             starts.append(q.num_computed_tokens)
             q.extend(k) if chunk else q.grow()
             if caching and (chunk or q.num_computed_tokens % bs == filled):
-                self.pool.cache(q)
+                out = q.output_ids  # simulated samples: no other request can hit their block,
+                if chunk or not out or out[0] is not None:  # so it is named when it is freed
+                    self.pool.cache(q)
             budget -= k
             i += 1
         s.budget = budget
@@ -239,12 +241,14 @@ class Scheduler:
         victim.preempt(self.pool.swap_out(victim.req_id))
         # victims leave newest first, so the oldest ends in front
         (self.swapped if victim.status == "swapped" else self.waiting).appendleft(victim)
+        self.pool.cache(victim)  # prefix caching: its full blocks keep their hashes when freed
         self.pool.release(victim.req_id)
 
     def _finish(self, candidates: list[Sequence]) -> list:
         # the whole list is judged before any request leaves
         done = [q for q in candidates if q.is_done(self.config.eos_token_id)]
         for q in done:
+            self.pool.cache(q)
             self.pool.release(q.req_id)
             self.running.remove(q)
             q.status = "finished"
