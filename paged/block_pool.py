@@ -65,7 +65,9 @@ class CachingAllocator(PagedAllocator):
         super().__init__(num_blocks, block_size, seed=seed, free_to_front=True)
         self.free_block_ids = FreeBlockQueue(self.free_block_ids)
         self.block_hash: dict[int, int] = {}  # block id -> its hash (cached blocks only)
-        self.cached_blocks: dict[int, dict[int, None]] = {}  # hash -> its blocks, first = hit
+        # hash -> its block, or its blocks {id: None} in the rare case that one was computed
+        # twice (vLLM's `BlockHashToBlockMap`: one block stored as is, more as a dict)
+        self.cached_blocks: dict = {}
         self.num_cached_of: dict[object, int] = {}  # leading blocks of a sequence that are cached
         # references beyond each held block's first, sum(ref_count - 1): what counting every
         # sequence's blocks counts too many
@@ -79,10 +81,15 @@ class CachingAllocator(PagedAllocator):
         hits, cached = [], self.cached_blocks
         for i in range(min(len(hashes), (num_tokens - 1) // self.block_size)):
             blocks = cached.get(hashes[i])
-            if not blocks:
+            if blocks is None:
                 break
-            hits.append(next(iter(blocks)))
+            hits.append(blocks if type(blocks) is int else next(iter(blocks)))  # the first
         return hits
+
+    def blocks_of(self, block_hash) -> list[int]:
+        """The blocks cached under `block_hash`, the one a hit takes first."""
+        blocks = self.cached_blocks.get(block_hash, [])
+        return [blocks] if type(blocks) is int else list(blocks)
 
     def num_blocks_to_allocate(self, num_tokens: int, hits: list[int]) -> int:
         """Free blocks a sequence of `num_tokens` that takes `hits` uses up: its new blocks, and
@@ -138,7 +145,13 @@ class CachingAllocator(PagedAllocator):
             if b in self.block_hash:  # named already (defensive: hits lie before `first`)
                 continue
             self.block_hash[b] = h
-            self.cached_blocks.setdefault(h, {})[b] = None
+            other = self.cached_blocks.get(h)
+            if other is None:
+                self.cached_blocks[h] = b
+            elif type(other) is int:
+                self.cached_blocks[h] = {other: None, b: None}
+            else:
+                other[b] = None
         self.num_cached_of[seq_id] = max(first, end)
 
     def fork(self, parent_id, child_id) -> None:
@@ -171,7 +184,10 @@ class CachingAllocator(PagedAllocator):
         h = self.block_hash.pop(block_id, None)
         if h is not None:
             blocks = self.cached_blocks[h]
-            del blocks[block_id]
-            if not blocks:
+            if type(blocks) is int:
                 del self.cached_blocks[h]
+            else:
+                del blocks[block_id]
+                if len(blocks) == 1:
+                    self.cached_blocks[h] = next(iter(blocks))
         return block_id

@@ -47,7 +47,7 @@ def state(a: CachingAllocator):
         {k: list(v) for k, v in a._tables.items()},
         dict(a._num_tokens),
         dict(a.block_hash),
-        {h: list(b) for h, b in a.cached_blocks.items()},
+        {h: a.blocks_of(h) for h in a.cached_blocks},
         dict(a.num_cached_of),
         a.num_shared_refs,
     )
@@ -129,10 +129,10 @@ def test_a_block_computed_twice_is_cached_twice_and_the_first_is_the_hit():
     assert hits == [0]
     a.allocate_cached("B", 8, hits)
     a.cache_full_blocks("B", hashes)
-    assert a.block_table("B") == [0, 2] and list(a.cached_blocks[hashes[1]]) == [1, 2]
+    assert a.block_table("B") == [0, 2] and a.blocks_of(hashes[1]) == [1, 2]
     a.free("A")  # block 1 to the tail: [3 .. 7, 1]
     a.allocate("C", 24)  # takes 3 .. 7 and 1: block 1's copy of the hash is evicted
-    assert list(a.cached_blocks[hashes[1]]) == [2]
+    assert a.blocks_of(hashes[1]) == [2]
     assert a.find_cached(hashes, 9) == [0, 2]
 
 
