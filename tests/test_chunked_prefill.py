@@ -99,8 +99,8 @@ def test_running_requests_spend_the_budget_before_the_queue_and_the_rest_wait():
     s.postprocess(step)
 
 
-def serve_tiny_v1(model, prompts, max_new_tokens, budget, prefix_caching=False):
-    block_size, num_blocks = 4, 60
+def serve_tiny_v1(model, prompts, max_new_tokens, budget, prefix_caching=False, num_blocks=60):
+    block_size = 4
     cache = KVCache(model, num_blocks * block_size, block_size)
     runner = ModelRunner(model, cache, select_attention("cpu"))
     requests = [
@@ -115,21 +115,25 @@ def serve_tiny_v1(model, prompts, max_new_tokens, budget, prefix_caching=False):
     return sched, served
 
 
+@pytest.mark.parametrize("num_blocks", [60, 12])  # 12: preemptions, re-hits of real tokens
 @pytest.mark.parametrize("prefix_caching", [False, True])
-def test_chunked_and_cached_runs_give_the_tokens_of_a_cache_free_decode(prefix_caching):
+def test_chunked_and_cached_runs_give_the_tokens_of_a_cache_free_decode(prefix_caching, num_blocks):
     torch.manual_seed(0)
     model = tiny_model()
     prefix = [7, 3, 9, 4, 5, 11, 8, 2, 6]  # two full blocks of 4 and one token
     prompts = [prefix + p for p in tiny_prompts(4)]
-    whole, _ = serve_tiny_v1(model, prompts, 6, budget=256, prefix_caching=prefix_caching)
-    chunked, served = serve_tiny_v1(model, prompts, 6, budget=8, prefix_caching=prefix_caching)
+    options = dict(prefix_caching=prefix_caching, num_blocks=num_blocks)
+    whole, _ = serve_tiny_v1(model, prompts, 6, budget=256, **options)
+    chunked, served = serve_tiny_v1(model, prompts, 6, budget=8, **options)
     for i, p in enumerate(prompts):
         expected = greedy_no_cache(model, p, 6)
         assert whole.sequences[i].output_ids == expected, i
         assert chunked.sequences[i].output_ids == expected, i
     assert len(served.trace) > len(prompts)  # the budget of 8 did chunk the prompts
     if prefix_caching:
-        assert sum(q.num_cached_tokens for q in chunked.sequences) >= 8 * (len(prompts) - 1)
+        assert sum(q.num_prompt_cached_tokens for q in chunked.sequences) >= 8 * (len(prompts) - 1)
+    if num_blocks == 12:
+        assert sum(q.num_preemptions for q in whole.sequences + chunked.sequences) > 0
 
 
 @pytest.mark.parametrize("prefix_caching", [False, True])
