@@ -14,6 +14,7 @@ A100-40GB budget (12 GiB of KV = 15,728 slots), block size 16, max_seq_len 2048.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 
@@ -42,11 +43,21 @@ def caching_overhead(n: int = 2000, seed: int = 0, repeats: int = 3) -> list[dic
     return rows
 
 
+def cpu_name() -> str:
+    """The processor's model name (Linux), else what `platform` knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")]
+    except OSError:
+        names = []
+    return names[0] if names else platform.processor() or platform.platform()
+
+
 def print_caching_overhead(n: int, seed: int, repeats: int) -> None:
     print(
         f"{n} ShareGPT-like requests with ids that share nothing, paged, block size 16; "
         f"MEASURED, best of {repeats}, Python {platform.python_version()} on "
-        f"{platform.machine()} ({platform.processor() or platform.platform()})"
+        f"{platform.machine()} ({cpu_name()}, {os.cpu_count()} cores)"
     )
     print("rules    caching  CPU s  ratio  steps  preempt  recomputed")
     for row in caching_overhead(n, seed, repeats):
