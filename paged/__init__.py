@@ -1,7 +1,8 @@
 """paged: a hands-on course library for PagedAttention (Kwon et al., SOSP 2023).
 
 The modules at this level are what the course teaches: `kv` (bytes per token), `workloads`,
-`contiguous` and `paging` (the two allocators), `pool` (one interface to both), `scheduler`
+`contiguous` and `paging` (the two allocators), `pool` (one interface to both), `prefix_cache`
+and `block_pool` (prefix caching: block hashes, the free queue that keeps cached blocks), `scheduler`
 (admission, decode, preemption) and `step` (what it hands its caller to compute),
 `simulator` (the scheduler over synthetic workloads), `trace`, `experiments`,
 `preemption_cost`, `facts`. Beside them: `attention/` (reference and Triton kernel), `model/`
@@ -18,7 +19,7 @@ from .paging import PagedAllocator, num_blocks_for
 from .scheduler import Scheduler
 from .simulator import SimResult, simulate
 from .trace import CATEGORIES, StepRecord, Usage
-from .workloads import Request, alpaca_like, sharegpt_like
+from .workloads import Request, alpaca_like, sharegpt_like, with_prompt_ids
 
 # Loaded only when asked: torch and triton for the kernels, ipywidgets for the explorers.
 _LAZY = {
@@ -71,4 +72,5 @@ __all__ = [
     "paged_attention_ref",
     "sharegpt_like",
     "simulate",
+    "with_prompt_ids",
 ]

@@ -13,11 +13,14 @@ live (`block_table`, `slot_mapping`). `make_pool` builds the pool a settled conf
 - `PagedPool`: blocks taken one at a time (`paged.paging`). A request that cannot grow is the
   scheduler's cue to preempt (§4.5); with swapping, the victim's blocks go to a CPU pool of
   their own. A shared prefix (a system prompt) is held once, as a sequence of its own, and
-  forked into every admitted request (§4.4); its full blocks are counted once.
+  forked into every admitted request (§4.4); its full blocks are counted once. With
+  `prefix_caching`, full blocks keep their hash and later requests find them
+  (`paged.block_pool`): `find_hits` at admission, `cache` when a sequence's blocks fill.
 """
 
 from __future__ import annotations
 
+from .block_pool import CachingAllocator
 from .contiguous import ContiguousAllocator
 from .paging import PagedAllocator, num_blocks_for
 from .step import SeqRun
@@ -31,7 +34,7 @@ class ContiguousPool:
     """Contiguous reservation: the whole of a request's reservation is taken at admission."""
 
     block_size = 1  # a range of slots is a block table of one-slot blocks
-    shared_prefix, holds_prefix = 0, False  # nothing is shared
+    shared_prefix, holds_prefix, caching = 0, False, False  # nothing is shared
 
     def __init__(self, config):
         c = config
@@ -50,22 +53,28 @@ class ContiguousPool:
             f"of kv_slots={self.num_slots} cannot hold it"
         )
 
-    def why_not(self, r: Request, num_tokens: int) -> str | None:
+    def find_hits(self, q, num_tokens: int) -> list:
+        return []  # no prefix caching
+
+    def cache(self, q) -> None:
+        pass
+
+    def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
         """None if `r` can be admitted now, else the reason ("no_space", "no_hole")."""
         return self.allocator.why_not(prompt_len=r.prompt_len, output_len=r.output_len)
 
-    def admit(self, r: Request, num_tokens: int) -> list[tuple[int, int]]:
+    def admit(self, r: Request, num_tokens: int, hits=()) -> list[tuple[int, int]]:
         """Reserve `r`'s range with its first `num_tokens` tokens written; nothing to copy."""
         self.allocator.allocate(
             r.req_id, prompt_len=r.prompt_len, output_len=r.output_len, num_tokens=num_tokens
         )
         return []
 
-    def can_grow(self, req_id) -> bool:
+    def can_grow(self, req_id, num_tokens: int = 1) -> bool:
         return True  # reserved at admission
 
-    def grow(self, req_id) -> list[tuple[int, int]]:
-        self.allocator.append(req_id, 1)
+    def grow(self, req_id, num_tokens: int = 1) -> list[tuple[int, int]]:
+        self.allocator.append(req_id, num_tokens)
         return []
 
     def release(self, req_id) -> None:
@@ -99,10 +108,13 @@ class PagedPool:
 
     def __init__(self, config):
         self.config = c = config
-        # vLLM V1's free queue takes freed blocks back at its front
-        self.allocator = PagedAllocator(
-            c.num_blocks, c.block_size, seed=c.seed, free_to_front=c.null_block
-        )
+        self.caching = c.prefix_caching
+        if c.prefix_caching:  # vLLM V1's free queue, with cached blocks at its tail
+            self.allocator = CachingAllocator(c.num_blocks, c.block_size, seed=c.seed)
+        else:  # vLLM V1's free queue takes freed blocks back at its front
+            self.allocator = PagedAllocator(
+                c.num_blocks, c.block_size, seed=c.seed, free_to_front=c.null_block
+            )
         self.null_block = c.null_block
         if c.null_block:  # vLLM's block 0: held by no sequence, never handed out
             self.allocator.reserve(0)
@@ -131,8 +143,33 @@ class PagedPool:
             f"kv_slots={self.kv_slots} hold {c.num_blocks} blocks of {self.block_size}{null}"
         )
 
-    def why_not(self, r: Request, num_tokens: int) -> str | None:
-        """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks"."""
+    def find_hits(self, q, num_tokens: int) -> list[int]:
+        """The cached blocks `q` (a `Sequence` that will hold `num_tokens`) can take: its longest
+        chain of hits, never its last token's (none without prefix caching)."""
+        if not self.caching:
+            return []
+        a, bs = self.allocator, self.block_size
+        fewest = -(-num_tokens // bs) - (num_tokens - 1) // bs  # every full block a hit, held
+        if fewest + self.watermark_blocks > a.num_free_blocks:
+            return []  # it cannot be admitted whatever it finds: skip the look-up
+        return a.find_cached(q.hashes(bs), num_tokens)
+
+    def cache(self, q) -> None:
+        """Record the hashes of `q`'s blocks that are full now (prefix caching only)."""
+        if self.caching:
+            self.allocator.cache_full_blocks(q.req_id, q.hashes(self.block_size))
+
+    def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
+        """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks";
+        `hits`: cached blocks it takes (a free one counts as taken: vLLM's
+        `get_num_blocks_to_allocate`)."""
+        if self.caching:
+            new = self.allocator.num_blocks_to_allocate(num_tokens, hits)
+            return (
+                "no_free_blocks"
+                if new + self.watermark_blocks > self.allocator.num_free_blocks
+                else None
+            )
         new = num_blocks_for(num_tokens - self._shared_full, self.block_size)
         if self.shared_prefix and not self.holds_prefix:  # the first one brings the prefix
             new += num_blocks_for(self.shared_prefix, self.block_size)
@@ -150,9 +187,13 @@ class PagedPool:
         ids = prompt_token_ids and prompt_token_ids[:n]
         return SeqRun(PREFIX, 0, n, ids, table, sample=False)
 
-    def admit(self, r: Request, num_tokens: int) -> list[tuple[int, int]]:
-        """Give `r` its blocks: its own, or a fork of the shared prefix plus its own; return
-        the (source, destination) blocks to copy on write (a partly filled prefix block)."""
+    def admit(self, r: Request, num_tokens: int, hits=()) -> list[tuple[int, int]]:
+        """Give `r` its blocks: its own (after the cached `hits`), or a fork of the shared prefix
+        plus its own; return the (source, destination) blocks to copy on write (a partly filled
+        prefix block)."""
+        if self.caching:
+            self.allocator.allocate_cached(r.req_id, num_tokens, hits)
+            return []
         if not self.shared_prefix:
             self.allocator.allocate(r.req_id, num_tokens)
             return []
@@ -164,11 +205,12 @@ class PagedPool:
         self.holds_prefix = False
 
     # ---- growth and preemption -----------------------------------------------------------
-    def can_grow(self, req_id) -> bool:
-        return self.allocator.can_append(req_id)
+    def can_grow(self, req_id, num_tokens: int = 1) -> bool:
+        return self.allocator.can_append(req_id, num_tokens)
 
-    def grow(self, req_id) -> list[tuple[int, int]]:
-        return self.allocator.append(req_id, 1)
+    def grow(self, req_id, num_tokens: int = 1) -> list[tuple[int, int]]:
+        """`num_tokens` more slots: a decode's one, or a chunk of a prefill (vLLM V1)."""
+        return self.allocator.append(req_id, num_tokens)
 
     def release(self, req_id) -> None:
         self.allocator.free(req_id)
@@ -213,6 +255,8 @@ class PagedPool:
             n = a.num_tokens(q.req_id)
             tokens += n - shared_full  # the prefix's full blocks are counted once
             reserved += min(-n % bs, q.request.final_len - n)
+        if self.caching:  # a cached block shared by k running requests is counted once
+            tokens -= a.num_shared_refs * bs
         return Usage(tokens, reserved, held - tokens - reserved, self.kv_slots - held)
 
     def layout(self) -> PagedLayout:

