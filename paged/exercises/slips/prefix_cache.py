@@ -184,8 +184,8 @@ def _lookup(cap=lambda n, bs: (n - 1) // bs, skip=False, give="blocks"):
 A_NUMBER = msg(
     "your answer is a number, how much of the prompt is cached; the spec asks which physical "
     "blocks: a list of block ids, first block first, for the new request's block table.",
-    "답이 프롬프트의 얼마만큼이 캐시되어 있는지를 나타내는 수입니다. 명세가 요구하는 것은 어느 "
-    "물리 블록인지, 곧 새 요청의 블록 테이블에 들어갈 블록 번호의 list(첫 블록부터)입니다.",
+    "답이 수(프롬프트가 얼마나 캐시되어 있는지)입니다. 명세가 요구하는 것은 어느 물리 "
+    "블록인지, 곧 새 요청의 블록 테이블에 들어갈 블록 번호를 첫 블록부터 담은 list입니다.",
 )
 
 CACHE_HIT = {
