@@ -227,10 +227,11 @@ def _random_takes(rng):
         a = _random_pool(rng)
         if a is None:
             continue
-        if rng.random() < 0.5:
+        if rng.random() < 0.7:  # its cached blocks wait at the tail
             a.free("A")
         free = a.num_free_blocks
-        n = rng.choice((0, 1, free, free + 1, rng.randint(0, free), rng.randint(0, free)))
+        deep = rng.randint(free // 2, free)  # far enough to reach the cached tail
+        n = rng.choice((0, 1, free, free + 1, rng.randint(0, free), deep, deep))
         pairs.append(_take_pair(a, n))
     return pairs[:NUM_RANDOM]
 
