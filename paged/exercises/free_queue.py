@@ -99,22 +99,28 @@ def _free_pair(a: CachingAllocator, seq="A"):
 S = list(range(20, 32))  # a system prompt of 12 tokens: three blocks of 4
 # (num_blocks, block_size, seed, ops); request "A" finishes.
 _FREE_STATES = (
-    (6, 4, None, [("run", "A", [], None), ("run", "B", range(6), None)]),  # an empty table
-    (
-        8,
-        4,
-        None,
-        [("run", "X", S[:8], None), ("free", "X"), ("run", "A", range(10), 0)],
-    ),  # uncached
-    (8, 4, None, [("run", "B", range(5), 0), ("run", "A", S, None)]),  # all cached
-    (10, 4, None, [("run", "A", S[:10], None), ("grow", "A", range(8), 0)]),  # cached, then not
-    (10, 4, None, [("run", "B", S + [1], None), ("run", "A", S + [2, 3, 4], None)]),  # shared
+    # an empty table
+    (6, 4, None, [("run", "A", [], None), ("run", "B", range(6), None)]),
+    # every block uncached, cached blocks of an earlier request at the tail
+    (8, 4, None, [("run", "X", S[:8], None), ("free", "X"), ("run", "A", range(10), 0)]),
+    # every block cached
+    (8, 4, None, [("run", "B", range(5), 0), ("run", "A", S, None)]),
+    # cached prompt blocks, then decode blocks whose hashes are not known yet
+    (10, 4, None, [("run", "A", S[:10], None), ("grow", "A", range(8), 0)]),
+    # three blocks shared with B, which stays: only A's last block goes
+    (10, 4, None, [("run", "B", S + [1], None), ("run", "A", S + [2, 3, 4], None)]),
+    # blocks A found cached, their other holder gone: A is their last holder
     (8, 4, None, [("run", "B", S + [1], None), ("run", "A", S[:8] + [5], None), ("free", "B")]),
-    (6, 2, 5, [("run", "A", range(12), 3)]),  # every block, a permutation: the queue was empty
+    # every block of the pool in a shuffled order: the queue was empty
+    (6, 2, 5, [("run", "A", range(12), 3)]),
+    # a shuffled pool, one cached block found, the rest uncached
     (7, 4, 3, [("run", "B", S[:4], None), ("run", "A", S[:4] + [9] * 9, 1), ("free", "B")]),
-    (5, 4, None, [("run", "A", [7, 8, 9], None)]),  # one partly filled block
-    (5, 4, None, [("run", "X", [1], None), ("run", "A", [7, 8, 9, 6], None)]),  # one full block
-    (9, 1, 2, [("run", "B", S[:3], None), ("run", "A", S[:6], None)]),  # block size 1: all full
+    # one partly filled block; one full block
+    (5, 4, None, [("run", "A", [7, 8, 9], None)]),
+    (5, 4, None, [("run", "X", [1], None), ("run", "A", [7, 8, 9, 6], None)]),
+    # block size 1: every block full, half of them shared
+    (9, 1, 2, [("run", "B", S[:3], None), ("run", "A", S[:6], None)]),
+    # a block held by three requests
     (6, 2, None, [("run", "B", S[:5], None), ("run", "C", S[:5], None), ("run", "A", S[:4], 0)]),
 )
 
@@ -212,6 +218,7 @@ _TAKE_STATES = (
     (4, 4, 1, [("run", "X", S + [1, 2, 3, 4], None), ("free", "X")], 3),  # every block cached
     (4, 4, None, [("run", "X", range(16), None)], 0),  # an empty queue, nothing asked
     (4, 4, None, [("run", "X", range(16), None)], 1),  # an empty queue
+    # shuffled pools whose running requests hold cached blocks too (never taken)
     (9, 2, 7, [("run", "X", S[:8], None), ("run", "Y", S[:4] + [1] * 5, None), ("free", "Y")], 4),
     (9, 4, 4, [("run", "X", S, None), ("run", "Y", range(9), 1), ("free", "X")], 4),
 )
