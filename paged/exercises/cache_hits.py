@@ -98,8 +98,8 @@ COMPUTED_BLOCKS = Spec(
     `hashes` is the request's hash chain, first block first (it may run past the prompt's full
     blocks); its prompt has `num_tokens` >= 1 tokens; `cached` maps a hash to the physical block
     that holds it. Returns the block ids of the longest run of its hashes found in `cached`,
-    from the first block, stopping at the first miss and taking no block that holds the
-    prompt's last token (always computed: its logits give the first new token).
+    from the first block, stopping at the first miss, and only blocks that end before the
+    prompt's last token (that token is always computed: its logits give the first new token).
     The truth: `CachingAllocator.find_cached` (vLLM V1's `find_longest_cache_hit`).
     """,
 )
