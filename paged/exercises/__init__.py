@@ -12,16 +12,18 @@ program touched (`kernel_try` records it).
 By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `attention`
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
 kernel's Triton puzzles), `serving` (the real model's chapter), `prefix` (chapter 11's block
-hashes). Every checker is listed in its module's `__all__`, and is `core.checker(spec)` of a
-`Spec` (or a Triton puzzle's `KernelSpec`) that `core.check` runs; `SPECS` maps each exercise's
-name to its spec, derived from the checkers. The typical mistakes and their hints are named once,
+hashes), `block_pool` (chapter 12: prefix caching's free queue and cache hits). Every checker is
+listed in its module's `__all__`, and is `core.checker(spec)` of a `Spec` (or a Triton puzzle's
+`KernelSpec`) that `core.check` runs; `SPECS` maps each exercise's name to its spec, derived
+from the checkers. The typical mistakes and their hints are named once,
 by concept, in the `slips` catalogue; the verdicts and the symptoms in `verdicts.py`.
 """
 
-from . import attention, basics, decode, kernels, memory, prefix, serving
+from . import attention, basics, block_pool, decode, kernels, memory, prefix, serving
 from .answers import solution
 from .attention import *  # noqa: F403
 from .basics import *  # noqa: F403
+from .block_pool import *  # noqa: F403
 from .decode import *  # noqa: F403
 from .kernels import *  # noqa: F403
 from .memory import *  # noqa: F403
@@ -32,6 +34,7 @@ __all__ = [
     "solution",
     *attention.__all__,
     *basics.__all__,
+    *block_pool.__all__,
     *decode.__all__,
     *kernels.__all__,
     *memory.__all__,

@@ -11,7 +11,7 @@ import importlib
 import inspect
 
 # Topic modules, searched in order; kernels import triton, so they load only when asked.
-MODULES = ("memory", "attention", "basics", "kernels", "serving", "prefix")
+MODULES = ("memory", "attention", "basics", "kernels", "serving", "prefix", "block_pool")
 
 
 def find(name: str):

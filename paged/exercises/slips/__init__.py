@@ -3,8 +3,9 @@
 The catalogue: one module per topic, one name per slip, "concept.slip": kv_bytes, pow2,
 first_fit, address (a token's slot; `ADDRESS_RULES` also serve the kernels' K row addresses),
 wasted, append, breakdown, gather (`GATHERS`, also read inside decode), decode (the softmax, the
-scale), merge, fork, cow (copy-on-write), victims, swap, admission (the admission walk) and
-hash_chain (`address.no_modulo`, `gather.pool_front`, `merge.no_max`, `cow.copy_full` ...).
+scale), merge, fork, cow (copy-on-write), victims, swap, admission (the admission walk),
+hash_chain, and prefix caching's free_queue (freeing), eviction (taking) and cache_hit (the
+longest cached run) (`address.no_modulo`, `gather.pool_front`, `merge.no_max`, `cow.copy_full` ...).
 A `Spec` picks its slips by name, usually every slip of its concept (`slips=of("victims")`);
 `SLIPS[name]` is the (wrong_fn, hint) pair `core.check` tries, in the catalogue's order (the
 first slip that explains every wrong answer wins). The hints are bilingual (`paged.text.msg`)
@@ -19,13 +20,24 @@ computes what a tile loop with a typical mistake stores.
 
 from __future__ import annotations
 
-from . import address, attention, blocks, decode, placement, preemption, serving, sharing, sizes
+from . import (
+    address,
+    attention,
+    blocks,
+    decode,
+    placement,
+    preemption,
+    prefix_cache,
+    serving,
+    sharing,
+    sizes,
+)
 from .address import ADDRESS_RULES
 from .attention import GATHERS, LAST_BLOCK_MISSING
 
 __all__ = ["ADDRESS_RULES", "GATHERS", "LAST_BLOCK_MISSING", "SLIPS", "of"]
 
-SLIPS = {  # by chapter: 1-4 sizes and blocks, 5 and 7 attention, 8 sharing, 9 preemption, 10-11
+SLIPS = {  # by chapter: 1-4 sizes and blocks, 5 and 7 attention, 8 sharing, 9 preemption, 10-12
     **sizes.KV_BYTES,
     **sizes.POW2,
     **placement.FIRST_FIT,
@@ -42,6 +54,9 @@ SLIPS = {  # by chapter: 1-4 sizes and blocks, 5 and 7 attention, 8 sharing, 9 p
     **preemption.SWAP,
     **serving.ADMISSION,
     **serving.HASH_CHAIN,
+    **prefix_cache.FREE_QUEUE,
+    **prefix_cache.EVICTION,
+    **prefix_cache.CACHE_HIT,
 }
 
 
