@@ -125,7 +125,7 @@ HIT_CAP = msg(
 )
 EVICTED = msg(
     "eviction: block {block} was {tag}'s, its hash dropped",
-    "축출: 블록 {block}은 {tag}의 블록이었고, 해시를 잃었습니다",
+    "축출: 블록 {block} (원래 {tag}의 블록), 해시가 지워졌습니다",
 )
 FINISHED = msg(
     "finished {req}: its cached blocks wait at the free queue's tail, still findable",
