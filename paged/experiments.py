@@ -340,11 +340,11 @@ class CachingSavings:
 
 
 def caching_savings(
-    num_requests: int = 200,
+    num_requests: int = 150,
     *,
     num_system_prompts: int = 4,
     system_len: int = 128,
-    kv_slots: int = 8192,
+    kv_slots: int = 6144,
     block_size: int = 16,
     rate: float = 2.0,
     seed: int = 0,

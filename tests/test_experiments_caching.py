@@ -28,7 +28,7 @@ def test_caching_computes_fewer_prompt_tokens(default):
     # the same prompts on both sides: what caching found is what it did not compute first
     assert on.prompt_tokens == off.prompt_tokens
     assert on.first_prefill_tokens + on.cached_prompt_tokens == on.prompt_tokens
-    assert "SIMULATED" not in default.assumptions and "8192" in default.assumptions
+    assert "SIMULATED" not in default.assumptions and "6144" in default.assumptions
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
