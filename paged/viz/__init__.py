@@ -6,7 +6,13 @@ colours every drawing shares; `widgets` (ipywidgets, imported on its own) replay
 step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
 """
 
-from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, draw_preemption_costs
+from .charts import (
+    draw_block_size_tradeoff,
+    draw_breakdown,
+    draw_caching_savings,
+    draw_capacity,
+    draw_preemption_costs,
+)
 from .fonts import use_cjk_font
 from .kernel_reads import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
@@ -41,6 +47,7 @@ __all__ = [
     "draw_block_size_tradeoff",
     "draw_block_table",
     "draw_breakdown",
+    "draw_caching_savings",
     "draw_capacity",
     "draw_kernel_reads",
     "draw_preemption_costs",

@@ -97,3 +97,74 @@ PREEMPTION_COUNTERS = msg(
     "{step_n} · 대기 {waiting} · 선점 <b>{preemptions}</b> · {swapped_words} "
     "<b>{swapped}</b> · 재계산할 토큰 <b>{recompute}</b> (SIMULATED)",
 )
+
+# prefix-caching explorer
+PREFIX = msg("prefix", "접두사")
+QUESTION = msg("question", "질문 토큰")
+SALT = msg("salt", "솔트")
+SEND = msg("send", "보내기")
+FINISH = msg("finish request", "요청 끝내기")
+REQUEST = msg("request", "요청")
+NO_PREFIX = msg("(none)", "(없음)")
+NO_SYSTEM = msg("no system prompt", "시스템 프롬프트 없음")
+PREFIX_START = msg(
+    "An empty pool of {n} blocks of {size} tokens. Send a request: its prompt is the chosen "
+    "system prompt, then a question of its own.",
+    "토큰 {size}개짜리 블록 {n}개로 된 빈 풀입니다. 요청을 보내 보세요: 프롬프트는 고른 시스템 "
+    "프롬프트 뒤에 그 요청만의 질문이 붙은 것입니다.",
+)
+SENT = msg(
+    "sent {req} ({prefix}, {tokens} tokens): block table {table}",
+    "{req} 보냄 ({prefix}, 토큰 {tokens}개): 블록 테이블 {table}",
+)
+HITS = msg("{num} cached blocks hit: {blocks}", "캐시에 있던 블록 {num}개 적중: {blocks}")
+NO_HITS = msg("no cached block hit", "적중한 캐시 블록 없음")
+HIT_CAP = msg(
+    "(the block holding the last prompt token is always computed)",
+    "(프롬프트의 마지막 토큰이 든 블록은 언제나 계산합니다)",
+)
+EVICTED = msg(
+    "eviction: block {block} was {tag}'s, its hash dropped",
+    "축출: 블록 {block} (원래 {tag}의 블록), 해시가 지워졌습니다",
+)
+FINISHED = msg(
+    "finished {req}: its cached blocks wait at the free queue's tail, still findable",
+    "{req} 끝남: 캐시된 블록은 빈 블록 큐의 끝에서 기다리며, 여전히 찾을 수 있습니다",
+)
+EMPTY_PROMPT = msg(
+    "an empty prompt: choose a prefix or give the question at least one token",
+    "빈 프롬프트입니다: 접두사를 고르거나 질문에 토큰을 하나 이상 주세요",
+)
+NO_ROOM = msg(
+    "{req} needs {needed} free blocks and {free} are free: finish a request first "
+    "(nothing changed)",
+    "{req}에는 빈 블록 {needed}개가 필요한데 {free}개뿐입니다: 먼저 요청을 끝내세요 "
+    "(아무것도 바뀌지 않았습니다)",
+)
+NOTHING_RUNNING = msg("no request is running", "실행 중인 요청이 없습니다")
+PREFIX_POOL_TITLE = msg(
+    "Pool: {n} blocks of {size} tokens; colour = request holding it, ×n = ref count, "
+    "tag = whose block it was",
+    "풀: 토큰 {size}개짜리 블록 {n}개; 색 = 가진 요청, ×n = 참조 카운트, 꼬리표 = 누구의 블록이었나",
+)
+FREE_QUEUE_TITLE = msg(
+    "Free queue, front (taken next) → tail (evicted last); outlined = cached, still findable",
+    "빈 블록 큐, 앞 (다음에 쓰임) → 끝 (가장 늦게 축출); 테두리 = 캐시됨, 아직 찾을 수 있음",
+)
+EVICTED_NOTE = msg(
+    "orange outline: evicted by the last request (its old hash dropped; the tag is the new one)",
+    "주황 테두리: 방금 보낸 요청이 축출한 블록 (옛 해시는 사라졌고, 꼬리표는 새 것)",
+)
+FRONT = msg("front", "앞")
+TAIL = msg("tail", "끝")
+QUEUE_EMPTY = msg("(empty: every block is held)", "(비어 있음: 모든 블록이 쓰이는 중)")
+PREFIX_COUNTERS = msg(
+    "free {free} of {n} · cached blocks {cached} · prompt tokens found cached <b>{hit}</b> of "
+    "{total} · evictions <b>{evictions}</b>",
+    "빈 블록 {n}개 중 {free}개 · 캐시된 블록 {cached}개 · 캐시에서 찾은 프롬프트 토큰 "
+    "<b>{hit}</b> / {total} · 축출 <b>{evictions}</b>회",
+)
+TABLE_ROW = msg(
+    "{req} ({prefix}{salt}): block table {table}, {hits} from the cache",
+    "{req} ({prefix}{salt}): 블록 테이블 {table}, 캐시에서 {hits}개",
+)

@@ -23,6 +23,7 @@ from ..workloads import sharegpt_like
 from . import widget_text as T
 from .canvas import Canvas, counter_table, legend_html
 from .preemption_widget import PreemptionExplorer
+from .prefix_widget import PrefixCachingExplorer
 
 
 class AllocatorExplorer(W.VBox):
@@ -283,4 +284,5 @@ __all__ = [
     "BlockSizeExplorer",
     "BlockTableExplorer",
     "PreemptionExplorer",
+    "PrefixCachingExplorer",
 ]
