@@ -98,3 +98,31 @@ def test_bad_caching_input_is_named_before_anything_is_allocated(model, monkeypa
     with pytest.raises(ValueError, match=match):
         pm.generate(model, QUESTIONS, 4, **kwargs)
     assert built == []
+
+
+# ---- the tenant experiment -------------------------------------------------------------------
+def test_cross_tenant_hits_count_blocks_another_tenant_computed():
+    from paged.model.tenants import cross_tenant_hits
+
+    steps = [
+        ({0: 0, 1: 8}, {0: (1, 2, 3), 1: (1, 2, 4)}),  # 1 (tenant b) hits a's blocks 1 and 2
+        ({}, {1: (1, 2, 4)}),  # 0 left; its blocks stay cached
+        ({2: 8, 3: 4}, {1: (1, 2, 4), 2: (1, 2, 5), 3: (1, 6)}),  # a's own, then b hits a's 1
+    ]
+    assert cross_tenant_hits(steps, ["a", "b", "a", "b"], 4) == 3
+    assert cross_tenant_hits(steps, ["a", "a", "a", "a"], 4) == 0
+
+
+def test_tenant_experiment_shares_without_salts_and_not_with_them(model):
+    from paged.model.tenants import tenant_experiment
+
+    r = tenant_experiment(model, max_new_tokens=4, repeats=1)
+    assert r.same_tokens and r.repeats == 1 and r.block_size == 16
+    assert r.cached_tokens == {"uncached": (0, 0), "shared": (0, 80), "salted": (0, 0)}
+    assert r.cross_tenant_hits == {"uncached": 0, "shared": 5, "salted": 0}
+    for a, b in r.ttft.values():  # MEASURED: only that they are times, never how long
+        assert isinstance(a, float) and isinstance(b, float) and a > 0 and b > 0
+    assert r.speedup > 0 and r.salted_ratio > 0
+    assert r.cores >= 1 and r.threads >= 1 and r.cpu and r.label.startswith("MEASURED on ")
+    with pytest.raises(ValueError, match="repeats must be an int >= 1, got 0"):
+        tenant_experiment(model, repeats=0)

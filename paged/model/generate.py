@@ -32,7 +32,7 @@ from ..trace import StepRecord
 from ..workloads import Request
 from .attention_backend import select_attention
 from .cache import KVCache
-from .errors import PromptTooLong
+from .errors import PromptTooLong, check_salts
 from .llama import Llama
 from .model_runner import ModelRunner, serve
 from .weights import check_tokenizer
@@ -191,28 +191,6 @@ def scheduler_options(
     """The scheduler's policy and options for generate's `policy`."""
     memory = MEMORIES[policy]
     return memory.scheduler_policy, memory.options(block_size, shared_prefix, rules)
-
-
-def check_salts(cache_salts, num_prompts: int) -> list:
-    """One salt (a str, or None: no salt) per prompt; None means no salts at all."""
-    if cache_salts is None:
-        return [None] * num_prompts
-    if isinstance(cache_salts, str) or not isinstance(cache_salts, (list, tuple)):
-        raise ValueError(
-            f"cache_salts must be a list of one str (or None) per prompt, got {cache_salts!r:.80}"
-        )
-    if len(cache_salts) != num_prompts:
-        raise ValueError(
-            f"cache_salts has {len(cache_salts)} salts for {num_prompts} prompts, got "
-            f"{cache_salts!r:.80}: give one per prompt (None where a prompt has none)"
-        )
-    for i, salt in enumerate(cache_salts):
-        if salt is not None and not isinstance(salt, str):
-            raise ValueError(
-                f"cache_salts[{i}] must be a str or None, got {salt!r}: pass str(...) of the "
-                "tenant's id"
-            )
-    return list(cache_salts)
 
 
 def generate(
