@@ -54,6 +54,9 @@ class EngineResult:
     objects: dict = field(default_factory=dict)  # vLLM's classes: module paths, block fields
     metrics: dict = field(default_factory=dict)  # llm.get_metrics(): preemptions, prefix hits
     seconds: dict = field(default_factory=dict)  # engine start, generation (MEASURED, there)
+    # per prompt: RequestOutput.num_cached_tokens (prompt tokens cached at first admission)
+    num_cached_tokens: tuple[int, ...] = ()
+    cache_salts: tuple = ()  # per prompt, the salt it was sent with (None: none); () no salts
 
     @property
     def steps(self) -> int:
@@ -143,6 +146,8 @@ def from_record(rec: dict, source: str) -> EngineResult:
             "generate": r["generate_seconds"],
             "peak_rss_mib": r["peak_rss_mib"],
         },
+        num_cached_tokens=tuple(r["num_cached_tokens"]),
+        cache_salts=tuple(request.get("cache_salts") or ()),
     )
 
 
