@@ -13,7 +13,7 @@ requests scheduled in one step), `preemptions` (preempted ids counted), `cached_
 (the sum of `num_cached_tokens`: prompt tokens found cached at each request's first admission,
 what `vllm:prefix_cache_hits` counts) and `resumed_cached_tokens` (tokens found cached by
 requests resumed after a preemption, which vLLM counts apart and `cached_prompt_tokens` leaves
-out).
+out). Kept as recorded: `num_cached_tokens` (per prompt) and the request's `cache_salts`.
 """
 
 from __future__ import annotations
