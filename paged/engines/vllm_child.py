@@ -246,7 +246,11 @@ def run(req: dict) -> dict:
     sched.update_from_output = wrapped_update
 
     params = SamplingParams(temperature=0.0, max_tokens=req["max_new_tokens"], ignore_eos=False)
-    prompts = [TokensPrompt(prompt_token_ids=ids) for ids in req["prompt_token_ids"]]
+    salts = req.get("cache_salts") or [None] * len(req["prompt_token_ids"])
+    prompts = [
+        TokensPrompt(prompt_token_ids=ids, **({} if salt is None else {"cache_salt": salt}))
+        for ids, salt in zip(req["prompt_token_ids"], salts, strict=True)
+    ]
     start = time.perf_counter()
     outputs = llm.generate(prompts, params, use_tqdm=False)
     generate_seconds = time.perf_counter() - start

@@ -27,7 +27,8 @@ def recordings() -> list[dict]:
 
 
 def find_recording(request: dict) -> dict:
-    """The recording of exactly `request` (token ids, max_new_tokens, pool, block size, caching)."""
+    """The recording of exactly `request` (token ids, max_new_tokens, pool, block size, caching,
+    salts)."""
     have = recordings()
     for rec in have:
         if rec["request"] == request:
@@ -41,7 +42,8 @@ def find_recording(request: dict) -> dict:
         f"vLLM's environment is not built and no recording holds this request "
         f"({len(request['prompt_token_ids'])} prompts, max_new_tokens={request['max_new_tokens']}, "
         f"kv_blocks={request['kv_blocks']}, block_size={request['block_size']}, prefix_caching="
-        f"{request['prefix_caching']}); recorded: {names or 'none'}. To run it live: {FIX}"
+        f"{request['prefix_caching']}, cache_salts={request.get('cache_salts')}); recorded: "
+        f"{names or 'none'}. To run it live: {FIX}"
     )
 
 

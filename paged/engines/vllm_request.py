@@ -8,7 +8,7 @@ usable blocks, the pool of `paged.model.generate(..., block_size=32, kv_slots=31
 from __future__ import annotations
 
 from ..errors import require_int
-from ..model.errors import KVBudgetTooSmall, PromptTooLong
+from ..model.errors import KVBudgetTooSmall, PromptTooLong, check_salts
 from ..paging import num_blocks_for
 
 BLOCK_MULTIPLE = 32  # vLLM's CPU attention takes block sizes that are multiples of 32
@@ -71,11 +71,18 @@ def make_request(
     prefix_caching=False,
     max_num_seqs=None,
     max_model_len=None,
+    cache_salts=None,
 ) -> dict:
-    """The request as the child runs it and a recording keeps it (all of `generate`'s checks)."""
+    """The request as the child runs it and a recording keeps it (all of `generate`'s checks).
+
+    `cache_salts` (one str or None per prompt) become part of the request only where one is
+    given, so a request without salts is the one recorded before salts existed."""
     request = check_request(prompt_token_ids, max_new_tokens, kv_blocks, block_size, max_model_len)
+    salts = check_salts(cache_salts, len(request["prompt_token_ids"]))
     request["prefix_caching"] = bool(prefix_caching)
     request["max_num_seqs"] = (
         None if max_num_seqs is None else require_int("max_num_seqs", max_num_seqs, at_least=1)
     )
+    if any(salt is not None for salt in salts):
+        request["cache_salts"] = salts
     return request

@@ -13,7 +13,7 @@ requests scheduled in one step), `preemptions` (preempted ids counted), `cached_
 (the sum of `num_cached_tokens`: prompt tokens found cached at each request's first admission,
 what `vllm:prefix_cache_hits` counts) and `resumed_cached_tokens` (tokens found cached by
 requests resumed after a preemption, which vLLM counts apart and `cached_prompt_tokens` leaves
-out).
+out). Kept as recorded: `num_cached_tokens` (per prompt) and the request's `cache_salts`.
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ class EngineResult:
     objects: dict = field(default_factory=dict)  # vLLM's classes: module paths, block fields
     metrics: dict = field(default_factory=dict)  # llm.get_metrics(): preemptions, prefix hits
     seconds: dict = field(default_factory=dict)  # engine start, generation (MEASURED, there)
+    # per prompt: RequestOutput.num_cached_tokens (prompt tokens cached at first admission)
+    num_cached_tokens: tuple[int, ...] = ()
+    cache_salts: tuple = ()  # per prompt, the salt it was sent with (None: none); () no salts
 
     @property
     def steps(self) -> int:
@@ -143,6 +146,8 @@ def from_record(rec: dict, source: str) -> EngineResult:
             "generate": r["generate_seconds"],
             "peak_rss_mib": r["peak_rss_mib"],
         },
+        num_cached_tokens=tuple(r["num_cached_tokens"]),
+        cache_salts=tuple(request.get("cache_salts") or ()),
     )
 
 

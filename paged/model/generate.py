@@ -12,8 +12,12 @@ decides how it is handed out:
   applied to the token cap; the paper's Orca (Max) reserves the model's whole context, even more).
 With `share_prefix=True` (paged only), the prompts' common first tokens (a system prompt) are
 held once: the scheduler's `shared_prefix` (fork, copy-on-write; `paged.model.shared_prompt` counts
-what it saves). Every input is checked before any memory is taken: the scheduler's own options
-and refusals (`paged.scheduler_config`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
+what it saves). With `prefix_caching=True` (paged only) full blocks keep their hash after their
+request leaves, and a later request whose prompt starts alike takes them instead of computing
+them (`paged.block_pool`, vLLM V1's automatic prefix caching); `cache_salts` gives each request
+a tenant's salt, which enters its first block's hash, so tenants never share. Every input is
+checked before any memory is taken: the scheduler's own options and refusals
+(`paged.scheduler_config`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from ..trace import StepRecord
 from ..workloads import Request
 from .attention_backend import select_attention
 from .cache import KVCache
-from .errors import PromptTooLong
+from .errors import PromptTooLong, check_salts
 from .llama import Llama
 from .model_runner import ModelRunner, serve
 from .weights import check_tokenizer
@@ -58,6 +62,15 @@ class GenerateResult:
     rules: str = "course"  # or "vllm-v1" (paged.scheduler_config)
     # blocks a request can be given ("paged" only; vLLM V1's null block is not one): the config's
     num_usable_blocks: int | None = None
+    prefix_caching: bool = False
+    # per prompt: prompt tokens found cached at its first admission (vLLM's
+    # `RequestOutput.num_cached_tokens`; a request resumed after a preemption re-hits more)
+    cached_tokens: tuple[int, ...] = ()
+
+    @property
+    def cached_prompt_tokens(self) -> int:
+        """Prompt tokens found cached at first admission, all requests (vLLM's prefix hits)."""
+        return sum(self.cached_tokens)
 
     @property
     def tokens_per_s(self) -> float:
@@ -128,6 +141,9 @@ class _Paging:
             raise ValueError(f"block_size must be a power of two <= 256 here, got {block_size}")
         return block_size
 
+    def check_caching(self, prefix_caching: bool) -> None:
+        pass  # the scheduler's settle checks the rest (a bool, no shared_prefix with it)
+
     def slots_for_all(self, final_lens: list[int], block_size: int, rules: str) -> int:
         null = rules == "vllm-v1"  # vLLM's null block is one of the pool's blocks
         return (blocks_for_all(final_lens, block_size) + null) * block_size
@@ -150,6 +166,13 @@ class _MaxNewTokens:
                 "range cannot hold another request's tokens"
             )
         return block_size
+
+    def check_caching(self, prefix_caching: bool) -> None:
+        if prefix_caching:
+            raise ValueError(
+                "prefix_caching=True needs policy 'paged', got 'max_new_tokens': cached blocks "
+                "are named whole blocks, and a contiguous range has none"
+            )
 
     def slots_for_all(self, final_lens: list[int], block_size: int, rules: str) -> int:
         return sum(final_lens)
@@ -185,6 +208,8 @@ def generate(
     record_layout: bool = False,
     rules: str = "course",
     max_num_batched_tokens: int | None = None,
+    prefix_caching: bool = False,
+    cache_salts: list[str | None] | None = None,
 ) -> GenerateResult:
     """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
 
@@ -196,18 +221,23 @@ def generate(
     prompts' common first tokens once ("paged" only). record_layout: keep every step's memory
     map in `.trace` (for drawings). rules: "course", or "vllm-v1" to schedule by vLLM V1's rules
     (`paged.scheduler_config`), with `max_num_batched_tokens` its per-step token budget.
+    prefix_caching: full blocks stay findable by later requests ("paged" only; `.cached_tokens`
+    says what each request found). cache_salts: one salt (str or None) per prompt, entering
+    its first block's hash: requests with different salts never share a cached block.
     """
     if policy not in MEMORIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     memory = MEMORIES[policy]
     attention = select_attention(model.device)
     block_size = memory.check(block_size, share_prefix, attention)
+    memory.check_caching(prefix_caching)
     if preemption != "recompute":
         raise ValueError(
             f"preemption={preemption!r}: the model back-end preempts by recomputation only "
             "(swapping is simulated in paged.simulate)"
         )
     ids = checked_prompt_ids(model, prompts, max_new_tokens, system)
+    salts = check_salts(cache_salts, len(ids))
     max_new_tokens = int(max_new_tokens)
     final_lens = [len(p) + max_new_tokens for p in ids]
     if kv_slots is None:
@@ -215,7 +245,8 @@ def generate(
 
     kv_slots = require_int("kv_slots", kv_slots, at_least=1)
     requests = [
-        Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p)) for i, p in enumerate(ids)
+        Request(i, len(p), max_new_tokens, prompt_token_ids=tuple(p), cache_salt=salt)
+        for i, (p, salt) in enumerate(zip(ids, salts, strict=True))
     ]
     shared = common_prefix_len(ids) if share_prefix else 0
     sched_policy, options = scheduler_options(policy, block_size, shared, rules)
@@ -227,13 +258,15 @@ def generate(
         prefill_samples=True,
         max_num_batched_tokens=max_num_batched_tokens,
     )
+    if prefix_caching is not False:  # settle refuses a non-bool, or a shared_prefix with it
+        options["prefix_caching"] = prefix_caching
     # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
     scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
     cache = KVCache(model, scheduler.pool.num_slots, scheduler.pool.block_size)
     served = serve(scheduler, ModelRunner(model, cache, attention), policy)
     trace, seconds = served.trace, served.seconds
-    by_id = {q.req_id: q.output_ids for q in scheduler.sequences}
-    tokens = [by_id[i] for i in range(len(ids))]
+    by_id = {q.req_id: q for q in scheduler.sequences}
+    tokens = [by_id[i].output_ids for i in range(len(ids))]
     return GenerateResult(
         tokens=tokens,
         texts=[model.tokenizer.decode(t, skip_special_tokens=True) for t in tokens],
@@ -254,4 +287,6 @@ def generate(
         copies=served.copies,
         rules=rules,
         num_usable_blocks=getattr(scheduler.config, "usable_blocks", None),
+        prefix_caching=bool(prefix_caching),
+        cached_tokens=tuple(by_id[i].num_prompt_cached_tokens for i in range(len(ids))),
     )

@@ -23,6 +23,14 @@ from ..pool import PREFIX
 from .generate import GenerateResult, generate
 from .llama import Llama
 
+# Chapter 10's system prompt (a library's help desk), the one chapters 11 and 12 send to vLLM too
+LIBRARY_SYSTEM = (
+    "You are the help desk assistant of a public library. Answer in plain, friendly words and "
+    "keep every answer short. If a question is about opening hours, say that the library opens "
+    "at nine in the morning and closes at six in the evening, every day except Sunday. If you "
+    "are not sure of something, say so and suggest asking a librarian at the front desk."
+)
+
 
 @dataclass(frozen=True)
 class SharingResult:
