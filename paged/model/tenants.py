@@ -30,7 +30,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..progress import progress
 from ..scheduler import Scheduler
+from ..text import msg
 from ..workloads import Request
 from .attention_backend import select_attention
 from .cache import KVCache
@@ -61,6 +63,10 @@ TIGHT_ORDER = (
     *((0, 2), (1, 3), (0, 5), (1, 0), (0, 1), (1, 1), (0, 4), (1, 4)),
 )
 CONDITIONS = ("uncached", "shared", "salted")
+SERVED = msg(
+    "runs of both tenants (a warm-up, then each way in turn)",
+    "두 테넌트를 처리한 횟수 (예열 한 번, 그다음 세 방식을 차례로)",
+)
 
 
 def cross_tenant_hits(steps: Iterable[tuple[dict, dict]], tenant_of: list, block_size: int) -> int:
@@ -85,6 +91,16 @@ def cross_tenant_hits(steps: Iterable[tuple[dict, dict]], tenant_of: list, block
                 owner[b] = tenant_of[r]
             seen[r] = len(table)
     return cross
+
+
+def engine_cross_tenant_hits(engine, tenant_of: list) -> int:
+    """`cross_tenant_hits` of a vLLM run (`paged.engines.vllm.generate`'s result): its cached
+    tokens per admitted request and its block tables, step by step."""
+    steps = [
+        (cached, {r: table for r, table, _ in step.layout.tables})
+        for cached, step in zip(engine.cached_tokens, engine.trace, strict=True)
+    ]
+    return cross_tenant_hits(steps, tenant_of, engine.block_size)
 
 
 @dataclass(frozen=True)
@@ -186,19 +202,22 @@ def tenant_experiment(
             for i, p in enumerate(ids)
         ]
 
-    _serve_timed(model, attention, requests(False), block_size, False)  # warm-up
     times = {c: ([], []) for c in CONDITIONS}
     cached, cross, tokens = {}, {}, {}
-    for _ in range(repeats):
-        for c in CONDITIONS:
-            first, s, steps = _serve_timed(
-                model, attention, requests(c == "salted"), block_size, c != "uncached"
-            )
-            for i in (0, 1):
-                times[c][i].append(first[i])
-            cached[c] = tuple(q.num_prompt_cached_tokens for q in s.sequences)
-            cross[c] = cross_tenant_hits(steps, [0, 1], block_size)
-            tokens[c] = [q.output_ids for q in s.sequences]
+    with progress(1 + repeats * len(CONDITIONS), SERVED.format()) as bar:
+        _serve_timed(model, attention, requests(False), block_size, False)  # warm-up
+        bar.update()
+        for _ in range(repeats):
+            for c in CONDITIONS:
+                first, s, steps = _serve_timed(
+                    model, attention, requests(c == "salted"), block_size, c != "uncached"
+                )
+                for i in (0, 1):
+                    times[c][i].append(first[i])
+                cached[c] = tuple(q.num_prompt_cached_tokens for q in s.sequences)
+                cross[c] = cross_tenant_hits(steps, [0, 1], block_size)
+                tokens[c] = [q.output_ids for q in s.sequences]
+                bar.update()
     import torch
 
     return TenantResult(
