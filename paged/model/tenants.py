@@ -65,7 +65,7 @@ TIGHT_ORDER = (
 CONDITIONS = ("uncached", "shared", "salted")
 SERVED = msg(
     "runs of both tenants (a warm-up, then each way in turn)",
-    "두 테넌트를 처리한 횟수 (예열 한 번, 그다음 세 방식을 차례로)",
+    "두 테넌트의 실행 (예열 한 번, 그다음 세 방식을 차례로)",
 )
 
 

@@ -43,9 +43,9 @@ TENANT_RATIOS = msg(
     "B's first token {speedup:.2f}x sooner from A's cache; with salts, {salted:.2f}x the uncached "
     "time (MEASURED on {machine}; median of {repeats})",
     "A의 캐시 덕분에 B의 첫 토큰이 {speedup:.2f}배 빨리 나옴; 솔트를 쓰면 캐싱 없을 때 시간의 "
-    "{salted:.2f}배 (MEASURED, 잰 기계: {machine}; {repeats}번의 중앙값)",
+    "{salted:.2f}배 (MEASURED, 잰 기계: {machine}; {repeats}번 잰 값의 중앙값)",
 )
 ENGINE_TENANTS = msg(
     "{engine}: cross-tenant hits without salts {plain} blocks, with a salt per tenant {salted}",
-    "{engine}: 테넌트 간 적중, 솔트 없이 블록 {plain}개, 테넌트마다 솔트를 쓰면 {salted}개",
+    "{engine}: 테넌트 간 적중 블록, 솔트 없이 {plain}개, 테넌트마다 솔트를 쓰면 {salted}개",
 )
