@@ -398,8 +398,17 @@ def _preempt_and_swap(page, widget, lang) -> None:
     assert _said(lang, T.STEP_N, step=110) + " " in counters.inner_text()
 
 
+def _send_cached_prefix(page, widget, lang) -> None:
+    """One more click on "send" (the chapter's cell left "coder" chosen): the new request hits
+    the blocks the last one cached, and the pool's picture changes."""
+    _changes_drawing(page, widget, _button(widget, lang, T.SEND).click, f"{lang}_prefix_explorer")
+    hits = re.escape(_said(lang, T.HITS, num=987, blocks="XYZ"))
+    assert re.search(hits.replace("987", r"\d+").replace("XYZ", ".+"), widget.inner_text())
+
+
 # Chapters whose cells take over 5 s show a bar (paged.progress); the test watches for it here.
 SHOWS_PROGRESS = {"04_head_to_head.ipynb"}
+
 
 # What a learner does with each chapter's widget, in the order the widgets appear.
 INTERACTIONS = {
@@ -408,6 +417,7 @@ INTERACTIONS = {
     "04_head_to_head.ipynb": [_drag_block_size],
     "08_sharing_and_names.ipynb": [_copy_on_write],
     "09_when_blocks_run_out.ipynb": [_preempt_and_swap],
+    "12_prefix_caching.ipynb": [_send_cached_prefix],
 }
 
 
