@@ -123,6 +123,6 @@ def test_tenant_experiment_shares_without_salts_and_not_with_them(model):
     for a, b in r.ttft.values():  # MEASURED: only that they are times, never how long
         assert isinstance(a, float) and isinstance(b, float) and a > 0 and b > 0
     assert r.speedup > 0 and r.salted_ratio > 0
-    assert r.cores >= 1 and r.threads >= 1 and r.cpu and r.label.startswith("MEASURED on ")
+    assert " cores, " in r.machine and " threads)" in r.machine  # the machine it ran on
     with pytest.raises(ValueError, match="repeats must be an int >= 1, got 0"):
         tenant_experiment(model, repeats=0)

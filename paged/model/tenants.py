@@ -24,7 +24,6 @@ the tight run's (system prompt, question) pairs, whose last four repeat earlier 
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Iterable
@@ -116,10 +115,7 @@ class TenantResult:
     cached_tokens: dict  # condition -> (A's, B's) prompt tokens found cached
     cross_tenant_hits: dict  # condition -> blocks B took that A computed
     same_tokens: bool  # every condition answered alike
-    cpu: str
-    cores: int  # cores this process may use
-    threads: int  # torch threads it computed with
-    machine: str  # `paged.model.timing.machine()`: CPU, cores, OS, versions
+    machine: str  # `paged.model.timing.machine()`: CPU, cores, OS, versions, torch threads
 
     @property
     def speedup(self) -> float:
@@ -130,10 +126,6 @@ class TenantResult:
     def salted_ratio(self) -> float:
         """B's time to first token with salts over uncached (about 1: nothing shared)."""
         return self.ttft["salted"][1] / self.ttft["uncached"][1]
-
-    @property
-    def label(self) -> str:
-        return f"MEASURED on {self.machine}"
 
 
 def _serve_timed(model: Llama, attention, requests, block_size: int, caching: bool):
@@ -218,8 +210,6 @@ def tenant_experiment(
                 cross[c] = cross_tenant_hits(steps, [0, 1], block_size)
                 tokens[c] = [q.output_ids for q in s.sequences]
                 bar.update()
-    import torch
-
     return TenantResult(
         questions=tuple(questions),
         prompt_lens=tuple(len(p) for p in ids),
@@ -230,18 +220,5 @@ def tenant_experiment(
         cached_tokens=cached,
         cross_tenant_hits=cross,
         same_tokens=tokens["uncached"] == tokens["shared"] == tokens["salted"],
-        cpu=_cpu(),
-        cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        threads=torch.get_num_threads(),
         machine=machine(),
     )
-
-
-def _cpu() -> str:
-    import platform
-
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
