@@ -259,6 +259,29 @@ def test_live_run_equals_its_recording(name, monkeypatch):
     assert live.cached_tokens == recorded.cached_tokens and live.resumed == recorded.resumed
     if q["prefix_caching"]:
         assert live.cached_prompt_tokens > 0
+    # the live run times its steps; a recording made before step times says so by name
+    assert len(live.step_seconds) == live.steps and min(live.step_seconds) > 0
+    assert sorted(live.first_token_step) == list(range(len(live.tokens)))
+    if not recorded.step_seconds:
+        with pytest.raises(ValueError, match="recorded run has no step times"):
+            recorded.time_to_first_token(0)
+
+
+def test_one_at_a_time_sends_each_prompt_after_the_last_and_times_its_first_token():
+    q = recording(CHAPTER12[0])["request"]  # chapter 12's tenants: one system prompt
+    ids = q["prompt_token_ids"][:2]
+    plain = V.make_request(ids, 3, kv_blocks=16)
+    assert "one_at_a_time" not in plain  # absent unless asked: old recordings still match
+    assert V.make_request(ids, 3, kv_blocks=16, one_at_a_time=True) == plain | {
+        "one_at_a_time": True
+    }
+    need_vllm()
+    run = V.generate(ids, 3, kv_blocks=16, prefix_caching=True, one_at_a_time=True, live=True)
+    a_done = next(t for t, s in enumerate(run.trace) if 0 in s.finished)
+    assert [t for t, s in enumerate(run.trace) if s.admitted] == [0, a_done + 1]
+    assert run.first_token_step == {0: 0, 1: a_done + 1}
+    assert run.num_cached_tokens == (0, 64)  # B takes A's system prompt: 2 blocks of 32
+    assert run.time_to_first_token(1) == run.step_seconds[a_done + 1] > 0
 
 
 # ---- what chapter 11 prints: the library's lines, in either edition -----------------------

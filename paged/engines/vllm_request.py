@@ -72,11 +72,12 @@ def make_request(
     max_num_seqs=None,
     max_model_len=None,
     cache_salts=None,
+    one_at_a_time=False,
 ) -> dict:
     """The request as the child runs it and a recording keeps it (all of `generate`'s checks).
 
-    `cache_salts` (one str or None per prompt) become part of the request only where one is
-    given, so a request without salts is the one recorded before salts existed."""
+    `cache_salts` (one str or None per prompt) and `one_at_a_time` become part of the request
+    only where given, so a request without them is the one recorded before they existed."""
     request = check_request(prompt_token_ids, max_new_tokens, kv_blocks, block_size, max_model_len)
     salts = check_salts(cache_salts, len(request["prompt_token_ids"]))
     request["prefix_caching"] = bool(prefix_caching)
@@ -85,4 +86,6 @@ def make_request(
     )
     if any(salt is not None for salt in salts):
         request["cache_salts"] = salts
+    if one_at_a_time:
+        request["one_at_a_time"] = True
     return request

@@ -57,6 +57,9 @@ class EngineResult:
     # per prompt: RequestOutput.num_cached_tokens (prompt tokens cached at first admission)
     num_cached_tokens: tuple[int, ...] = ()
     cache_salts: tuple = ()  # per prompt, the salt it was sent with (None: none); () no salts
+    # per step: seconds of the engine core's model run (MEASURED there; () in older recordings)
+    step_seconds: tuple[float, ...] = ()
+    first_token_step: dict = field(default_factory=dict)  # prompt index -> step of its 1st token
 
     @property
     def steps(self) -> int:
@@ -70,6 +73,13 @@ class EngineResult:
     def tokens_per_s(self) -> float:
         """New tokens per second of generation (MEASURED where the run was made)."""
         return sum(map(len, self.tokens)) / self.seconds["generate"]
+
+    def time_to_first_token(self, i: int) -> float:
+        """Seconds of the model run that sampled prompt `i`'s first token (MEASURED; the course's
+        `paged.model.tenants` times its own steps the same way)."""
+        if not self.step_seconds:
+            raise ValueError(f"this {self.source} run has no step times (recorded before them)")
+        return self.step_seconds[self.first_token_step[i]]
 
 
 def _usage(tables, block_size: int, final_lens: list[int], usable: int) -> Usage:
@@ -148,6 +158,8 @@ def from_record(rec: dict, source: str) -> EngineResult:
         },
         num_cached_tokens=tuple(r["num_cached_tokens"]),
         cache_salts=tuple(request.get("cache_salts") or ()),
+        step_seconds=tuple(s["seconds"] for s in steps) if steps and "seconds" in steps[0] else (),
+        first_token_step={i: t for t, s in enumerate(steps) for i in s.get("first_token", ())},
     )
 
 
