@@ -1,7 +1,34 @@
-"""Shared pytest set-up: markers used across the test files."""
+"""Shared pytest set-up: markers used across the test files, and the real model's fixtures."""
+
+import pytest
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: executes whole chapters (minutes); deselect with -m 'not slow'"
     )
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """One torch thread while a module's tests run: two threads on two shared, busy cores wait on
+    each other in every small operation (several times slower); the tests check tokens, not
+    speed."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def model(one_thread):
+    """SmolLM2 on the CPU, loaded once per module (skipped without it; failed under
+    PAGED_REQUIRE_MODEL=1)."""
+    from model_needs import need
+
+    import paged.model as pm
+
+    need("gguf", "transformers", weights=True)
+    return pm.load(device="cpu")

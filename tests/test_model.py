@@ -377,20 +377,7 @@ PROMPTS = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread here: two threads on two shared, busy cores wait on each other in every
-    small operation (tens of times slower); the tests check tokens, not speed."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def model():
-    need("gguf", "transformers", weights=True)
-    return pm.load(device="cpu")
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py; `model` is there too
 
 
 @pytest.fixture(scope="module")

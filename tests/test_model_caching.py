@@ -13,8 +13,6 @@ from __future__ import annotations
 import importlib
 
 import pytest
-import torch
-from model_needs import need
 
 import paged.model as pm
 from paged.model.shared_prompt import LIBRARY_SYSTEM
@@ -25,20 +23,6 @@ QUESTIONS = [
     "Name three primary colours.",
     "How many legs does a spider have?",
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # two threads on two busy shared cores are far slower
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def model():
-    need("gguf", "transformers", weights=True)
-    return pm.load(device="cpu")
 
 
 @pytest.fixture(scope="module")

@@ -183,17 +183,6 @@ def test_a_failed_conversion_is_named_and_leaves_nothing(tmp_path):
 
 
 # ---- with the model: the recording is the chapter's request, and agrees with the course -----
-@pytest.fixture(scope="module")
-def model():
-    need("transformers", "gguf", weights=True)
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # 6x faster than two threads on two busy cores (paged.model.timing)
-    yield pm.load("cpu")
-    torch.set_num_threads(threads)
-
-
 def test_recorded_ids_are_the_course_tokenizers(model):
     for name in (CHAPTER, PREFIX, *CHAPTER12):
         rec = recording(name)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from model_needs import need
 
 import paged.model as pm
 from paged.engines import compare
@@ -223,17 +222,6 @@ def test_salts_are_part_of_the_request_and_bad_ones_are_named():
 
 
 # ---- with the model: the course's own run gives vLLM's tokens, step for step ----------------
-@pytest.fixture(scope="module")
-def model():
-    need("transformers", "gguf", weights=True)
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield pm.load("cpu")
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.parametrize("name", [NOSALT, SALTED])
 def test_the_course_model_with_caching_gives_vllms_tokens_step_for_step(model, name):
     rec, engine = V.recording(name), engine_run(name)
