@@ -319,6 +319,7 @@ class CachingRun:
     max_batch_size: int
     num_steps: int
     num_preemptions: int
+    recached_tokens: int  # found in the cache again by requests resumed after a preemption
 
     @property
     def first_prefill_tokens(self) -> int:
@@ -381,6 +382,7 @@ def caching_savings(
                 r.max_batch_size,
                 r.num_steps,
                 r.num_preemptions,
+                r.recached_tokens,
             )
         )
     assumptions = CACHING_ASSUMPTIONS.format(

@@ -31,6 +31,7 @@ class Sequence:
     num_tokens_run: int = 0  # positions computed for it, ever: prefill chunks, decodes, again
     num_preemptions: int = 0
     num_recomputed_tokens: int = 0  # tokens prefilled again after recompute preemptions
+    num_recached_tokens: int = 0  # taken without computing again, when resumed after one
     num_swapped_blocks: int = 0  # blocks copied out to the CPU pool (each comes back once)
     block_hashes: list = field(default_factory=list)  # its full blocks' hash chain, so far
     req_id: object = field(init=False)  # the request's (a field: read millions of times)
@@ -49,6 +50,8 @@ class Sequence:
         self.num_tokens_run += self.num_computed_tokens - num_cached
         if self.num_prompt_cached_tokens < 0:
             self.num_prompt_cached_tokens = num_cached
+        else:  # resumed after a recompute preemption: its own blocks, still cached, found again
+            self.num_recached_tokens += num_cached
         self.status = "running"
 
     def extend(self, num_tokens: int) -> None:

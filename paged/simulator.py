@@ -38,6 +38,7 @@ class SimResult:
     # decodes, recomputation; a shared prefix's own run not included)
     cached_prompt_tokens: int = 0
     computed_tokens: int = 0
+    recached_tokens: int = 0  # found in the cache again by requests resumed after a preemption
 
 
 def simulate(requests: list[Request], policy: str, **options) -> SimResult:
@@ -76,4 +77,5 @@ def simulate(requests: list[Request], policy: str, **options) -> SimResult:
         trace=tuple(trace),
         cached_prompt_tokens=sum(max(q.num_prompt_cached_tokens, 0) for q in sim.sequences),
         computed_tokens=sum(q.num_tokens_run for q in sim.sequences),
+        recached_tokens=sum(q.num_recached_tokens for q in sim.sequences),
     )

@@ -28,6 +28,8 @@ def test_caching_computes_fewer_prompt_tokens(default):
     # the same prompts on both sides: what caching found is what it did not compute first
     assert on.prompt_tokens == off.prompt_tokens
     assert on.first_prefill_tokens + on.cached_prompt_tokens == on.prompt_tokens
+    # resumed requests find their own blocks again (counted apart from first admissions)
+    assert off.recached_tokens == 0 < on.recached_tokens and on.recached_tokens % 16 == 0
     assert "SIMULATED" not in default.assumptions and "6144" in default.assumptions
 
 
@@ -62,6 +64,7 @@ def test_the_chart_draws_both_runs_in_both_languages(default, monkeypatch):
     assert "SIMULATED" in ax.get_title(loc="left")
     texts = [t.get_text() for t in ax.texts]
     assert f"{default.cached.cached_prompt_tokens:,}" in texts
+    assert f"{default.cached.recached_tokens:,}" in texts
     plt.close(ax.figure)
     monkeypatch.setenv("PAGED_LANG", "ko")
     ax = draw_caching_savings(default)

@@ -235,6 +235,7 @@ def test_without_sharing_caching_changes_no_decision():
         assert off.usage == on.usage
     assert runs[0].num_preemptions > 0  # and preempted requests re-hit their own blocks
     assert runs[1].recomputed_tokens < runs[0].recomputed_tokens
+    assert runs[1].recached_tokens > 0 == runs[0].recached_tokens  # what it did not recompute
     assert runs[1].cached_prompt_tokens == runs[0].cached_prompt_tokens == 0  # first admissions
     assert runs[1].computed_tokens < runs[0].computed_tokens
 

@@ -231,6 +231,12 @@ CACHING_PARTS = (  # (field, colour, hatch, label): colour-blind safe, none of t
         msg("computed again after preemption", "선점 뒤 다시 계산"),
     ),
     ("cached_prompt_tokens", "#009E73", "", msg("found cached", "캐시에서 찾음")),
+    (
+        "recached_tokens",
+        "#009E73",
+        "..",
+        msg("found cached again after preemption", "선점 뒤 캐시에서 다시 찾음"),
+    ),
 )
 CACHING_RUN = {
     False: msg("no caching", "캐싱 없음"),
@@ -247,8 +253,8 @@ PROMPT_TOKENS_AXIS = msg(
 
 
 def draw_caching_savings(savings, ax=None, title=None):
-    """Prompt tokens each run computed (first prefill, again after preemption) and found cached,
-    one stacked bar per run, its peak batch, steps and preemptions beside its name; the
+    """Prompt tokens each run computed (first prefill, again after preemption) and found cached
+    (at first admission, again when resumed after a preemption), one stacked bar per run, its peak batch, steps and preemptions beside its name; the
     workload and pool (`savings.assumptions`) below. Takes `experiments.caching_savings`'s
     result."""
     ax = _axes(ax, (9, 3.4))
@@ -258,6 +264,7 @@ def draw_caching_savings(savings, ax=None, title=None):
             "first_prefill_tokens": run.first_prefill_tokens,
             "recomputed": run.computed_prompt_tokens - run.first_prefill_tokens,
             "cached_prompt_tokens": run.cached_prompt_tokens,
+            "recached_tokens": run.recached_tokens,
         }
         left = 0
         for key, color, hatch, _ in CACHING_PARTS:
@@ -298,7 +305,7 @@ def draw_caching_savings(savings, ax=None, title=None):
         fontsize=8,
         loc="upper center",
         bbox_to_anchor=(0.5, -0.2),
-        ncol=3,
+        ncol=4,
         frameon=False,
     )
     ax.annotate(
