@@ -233,11 +233,6 @@ if backend() == "interpreter":
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.setenv("PAGED_LANG", "en")
-
-
 def _rejected(check, kernel, capsys, *phrases) -> str:
     assert check(kernel) is False
     out = capsys.readouterr().out
@@ -342,17 +337,6 @@ def test_known_max_that_never_reads_m_is_rejected(capsys):
         "the values are right, but program (0, 0) never read m[0, 0]",
         "hands each program this input",
     )
-
-
-# ---- the model answers still pass ---------------------------------------------------------------
-
-PUZZLES = [n.removeprefix("check_") for n in [*ex.basics.__all__, *ex.kernels.__all__]]
-
-
-@pytest.mark.parametrize("puzzle", PUZZLES)
-def test_the_model_answers_pass_every_observation(puzzle, capsys):
-    assert getattr(ex, f"check_{puzzle}")(answers.find(puzzle), seed=7) is True
-    assert capsys.readouterr().out.startswith(f"{puzzle}: correct (")
 
 
 # ---- try_kernel: run once, print beside the answer, draw what each program touched -------------

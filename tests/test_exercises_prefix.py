@@ -18,11 +18,6 @@ from paged.exercises.answers import prefix as prefix_answers
 from paged.text import Message
 
 
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.delenv("PAGED_LANG", raising=False)
-
-
 def verdict(capsys, fn, **kw):
     ok = check_block_hashes(fn, **kw)
     return ok, capsys.readouterr().out

@@ -20,11 +20,6 @@ from paged.block_pool import CachingAllocator
 from paged.exercises import cache_hits, free_queue
 
 
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.delenv("PAGED_LANG", raising=False)
-
-
 def verdict(capsys, check, fn, **kw):
     ok = check(fn, **kw)
     return ok, capsys.readouterr().out

@@ -647,11 +647,6 @@ PUZZLES = {
 MISTAKES = [(p, v, *hint) for p, (_, _, wrong) in PUZZLES.items() for v, hint in wrong.items()]
 
 
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.setenv("PAGED_LANG", "en")
-
-
 def test_every_puzzle_checker_and_answer_is_tested():
     exported = {n.removeprefix("check_") for n in [*ex.basics.__all__, *ex.kernels.__all__]}
     assert exported == set(PUZZLES)
@@ -663,7 +658,7 @@ def test_every_puzzle_checker_and_answer_is_tested():
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_model_answer_and_an_independent_kernel_are_correct(puzzle, capsys):
     check = getattr(ex, PUZZLES[puzzle][0])
-    assert check(answers.find(puzzle)) is True
+    assert check(answers.find(puzzle), seed=7) is True  # every observation, on the interpreter
     assert capsys.readouterr().out.startswith(f"{puzzle}: correct (")
     assert check(Variant(globals()[PUZZLES[puzzle][1]], "right")) is True
 
