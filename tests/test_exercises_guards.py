@@ -350,22 +350,34 @@ def test_the_verdict_names_the_call_in_korean(capsys, monkeypatch):
     assert "torch의 scaled_dot_product_attention(SDPA) 호출이 보입니다" in out
 
 
-class BackendShortcut:
-    """A "kernel" that hands the work to the real model's attention backend (not the reference)."""
+class Shortcut:
+    """A "kernel" that hands the work to the library's attention (`attend` names it)."""
 
     fn = None
 
+    def __init__(self, attend):
+        self.attend = attend
+
     def __getitem__(self, grid):
         def run(q, k_cache, v_cache, block_table, seq_lens, *rest, **constexprs):
-            from paged.model.attention_backend import decode_attention_ref
-
+            module, name = self.attend.rsplit(".", 1)
+            attend = getattr(importlib.import_module(module), name)
             out = next(t for t in rest if isinstance(t, torch.Tensor) and t.shape == q.shape)
-            out.copy_(decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens))
+            out.copy_(attend(q, k_cache, v_cache, block_table, seq_lens))
 
         return run
 
 
-def test_a_kernel_puzzle_blocks_the_whole_attention_surface(capsys):
-    assert ex.check_online_softmax_kernel(BackendShortcut()) is False
+@pytest.mark.parametrize(
+    ("check", "attend", "called"),
+    [
+        ("known_max", "paged.attention.paged_attention_ref", "paged.paged_attention_ref"),
+        ("online_softmax", "paged.attention.paged_attention_ref", "paged.paged_attention_ref"),
+        ("online_softmax", "paged.model.attention_backend.decode_attention_ref", None),
+    ],
+)
+def test_a_kernel_puzzle_blocks_the_whole_attention_surface(capsys, check, attend, called):
+    assert getattr(ex, f"check_{check}_kernel")(Shortcut(attend)) is False
     out = capsys.readouterr().out
-    assert "did not run" in out and "paged.model.attention_backend.decode_attention_ref" in out
+    assert "did not run" in out and (called or attend) in out, out
+    assert "write this step yourself" in out, out

@@ -155,12 +155,6 @@ def test_every_checker_and_answer_of_these_topics_is_tested():
     assert set(memory_answers.__all__) | set(attention_answers.__all__) == set(CHECKERS) | decode
 
 
-def test_first_fit_none_is_a_wrong_answer_with_a_hint_not_nothing(capsys):
-    assert ex.check_first_fit(nothing) is False  # None means "no hole fits": right for some cases
-    out = capsys.readouterr().out
-    assert "not quite" in out and "forget to `return` its start" in out, out
-
-
 def test_an_exception_is_reported_with_its_type_message_and_case(capsys):
     def broken(table, num_tokens, block_size, free):
         raise KeyError("oops")
