@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch.nn.functional import scaled_dot_product_attention as attend
 
 import paged.exercises as ex
+from paged import prefix_cache
 from paged.exercises import answers, core, guard
 from paged.exercises.answers import attention as attention_answers
 from paged.exercises.answers import memory as memory_answers
@@ -333,7 +334,10 @@ def test_the_library_works_after_a_checker_caught_a_call(capsys):
         bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
     ).swap_time(nb, bs)
     assert verdict(capsys, ex.check_swap_time, swap)[0] is False
+    hashes = lambda token_ids, block_size: prefix_cache.block_hashes(token_ids, block_size)  # noqa: E731
+    assert verdict(capsys, ex.check_block_hashes, hashes)[0] is False
     assert (gather_kv.__code__, paged_attention_ref.__code__, CostModel.swap_time.__code__) == code
+    assert len(prefix_cache.block_hashes([1, 2, 3], 1)) == 3
     assert F.scaled_dot_product_attention is sdpa
     assert verdict(capsys, ex.check_decode_one_head, own_decode)[0] is True
     assert verdict(capsys, ex.check_gather, attention_answers.gather)[0] is True

@@ -139,12 +139,6 @@ def test_other_wrong_answers_get_a_symptom(capsys):
     assert "the values are right, but the hash [10, 11, 12, 13] is a list" in out
 
 
-def test_the_library_is_untouched_after_a_forbidden_call(capsys):
-    verdict(capsys, calls_the_library)
-    assert prefix_cache.block_hashes([1, 2, 3], 1) == prefix_cache.block_hashes([1, 2, 3], 1)
-    assert len(prefix_cache.block_hashes([1, 2, 3], 1)) == 3
-
-
 def test_the_truth_is_the_library_s_pattern():
     prompts = ([1, 2, 3, 4, 1, 2], [9, 2, 3, 4, 1, 2], [1, 2, 3])
     want = checker.truth(prompts, 2)
