@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
 if backend() == "interpreter":
     import triton
     import triton.language as tl
-    from test_exercises_triton import Variant, copy_v
+    from test_exercises_triton import Variant, copy_v, known_v, online_v
 
     from paged import exercises as ex
     from paged.exercises import answers
@@ -128,101 +128,6 @@ if backend() == "interpreter":
         tl.store(out_ptr + offs, x, mask=offs < n)
 
     @triton.jit
-    def first_tile_max(
-        q_ptr,
-        k_ptr,
-        v_ptr,
-        block_table_ptr,
-        seq_lens_ptr,
-        out_ptr,
-        scale,
-        max_blocks,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        GROUP: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-    ):
-        """The tile loop with no running maximum and no rescale: the first tile's max, kept."""
-        seq, head = tl.program_id(0), tl.program_id(1)
-        kv_head = head // GROUP
-        d = tl.arange(0, HEAD_DIM)
-        q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
-        seq_len = tl.load(seq_lens_ptr + seq)
-        m = tl.full([], float("-inf"), tl.float32)
-        l_i = tl.zeros([], tl.float32)
-        acc = tl.zeros([HEAD_DIM], tl.float32)
-        for t0 in range(0, seq_len, TILE):
-            pos = t0 + tl.arange(0, TILE)
-            mask = pos < seq_len
-            block = tl.load(
-                block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0
-            )
-            rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
-            k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
-            v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
-            s = tl.where(mask, tl.sum(q[None, :] * k, 1) * scale, float("-inf"))
-            if t0 == 0:
-                m = tl.max(s, 0)
-            p = tl.exp(s - m)
-            l_i += tl.sum(p, 0)
-            acc += tl.sum(p[:, None] * v, 0)
-        tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
-
-    @triton.jit
-    def known_max_v(
-        q_ptr,
-        k_ptr,
-        v_ptr,
-        block_table_ptr,
-        seq_lens_ptr,
-        m_ptr,
-        out_ptr,
-        scale,
-        max_blocks,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        GROUP: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-        V: tl.constexpr,
-    ):
-        """Puzzle 3a without using m: "first" loads m but keeps the first tile's max, "online"
-        never loads m and runs the whole online softmax (right values, but not the puzzle)."""
-        seq, head = tl.program_id(0), tl.program_id(1)
-        kv_head = head // GROUP
-        d = tl.arange(0, HEAD_DIM)
-        q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
-        seq_len = tl.load(seq_lens_ptr + seq)
-        m = tl.full([], float("-inf"), tl.float32)
-        if V == "first":
-            given = tl.load(m_ptr + seq * KV_HEADS * GROUP + head)  # noqa: F841  (unused)
-        l_i = tl.zeros([], tl.float32)
-        acc = tl.zeros([HEAD_DIM], tl.float32)
-        for t0 in range(0, seq_len, TILE):
-            pos = t0 + tl.arange(0, TILE)
-            mask = pos < seq_len
-            block = tl.load(
-                block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0
-            )
-            rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
-            k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
-            v = tl.load(v_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
-            s = tl.where(mask, tl.sum(q[None, :] * k, 1) * scale, float("-inf"))
-            if V == "first":
-                if t0 == 0:
-                    m = tl.max(s, 0)
-                alpha = 1.0
-            else:
-                m_new = tl.maximum(m, tl.max(s, 0))
-                alpha = tl.exp(m - m_new)
-                m = m_new
-            p = tl.exp(s - m)
-            l_i = l_i * alpha + tl.sum(p, 0)
-            acc = acc * alpha + tl.sum(p[:, None] * v, 0)
-        tl.store(out_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d, acc / l_i)
-
-    @triton.jit
     def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         """Not written yet."""
 
@@ -314,20 +219,22 @@ def test_the_watch_records_what_each_program_touched():
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_an_online_softmax_without_a_running_max_fails_on_rising_scores(capsys):
-    out = _rejected(ex.check_online_softmax_kernel, first_tile_max, capsys, "exp(s) overflows")
+    out = _rejected(
+        ex.check_online_softmax_kernel, Variant(online_v, "first_tile"), capsys, "exp(s) overflows"
+    )
     assert "scores rising by 25 per token" in out
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_known_max_that_keeps_the_first_tiles_max_fails_on_rising_scores(capsys):
-    out = _rejected(ex.check_known_max_kernel, Variant(known_max_v, "first"), capsys)
+    out = _rejected(ex.check_known_max_kernel, Variant(known_v, "first"), capsys)
     assert "scores rising by 25 per token" in out
 
 
 def test_known_max_that_never_reads_m_is_rejected(capsys):
     _rejected(
         ex.check_known_max_kernel,
-        Variant(known_max_v, "online"),
+        Variant(known_v, "online"),
         capsys,
         "the values are right, but program (0, 0) never read m[0, 0]",
         "hands each program this input",

@@ -270,7 +270,10 @@ if backend() != "unavailable":
         d = tl.arange(0, HEAD_DIM)
         q = tl.load(q_ptr + (seq * KV_HEADS * GROUP + head) * HEAD_DIM + d)
         seq_len = tl.load(seq_lens_ptr + seq)
-        big = tl.load(m_ptr + seq * KV_HEADS * GROUP + head)
+        if V == "online":  # never reads m: a running maximum instead (right values)
+            big = tl.full([], float("-inf"), tl.float32)
+        else:
+            big = tl.load(m_ptr + seq * KV_HEADS * GROUP + head)
         total = tl.zeros([], tl.float32)
         if V == "fp16_acc":
             out = tl.zeros([HEAD_DIM], tl.float16)
@@ -291,6 +294,13 @@ if backend() != "unavailable":
                 s = s * scale
             if V != "no_mask":
                 s = tl.where(live, s, float("-inf"))
+            if V == "first":  # m read, but the first tile's maximum kept
+                if start == 0:
+                    big = tl.max(s, 0)
+            if V == "online":
+                new = tl.maximum(big, tl.max(s, 0))
+                alpha = tl.exp(big - new)
+                big, total, out = new, total * alpha, out * alpha
             w = tl.exp(s) if V == "no_subtract" else tl.exp(s - big)
             total = total + tl.sum(w, axis=0)
             out = out + tl.sum(w[:, None] * v, axis=0).to(out.dtype)
@@ -356,6 +366,12 @@ if backend() != "unavailable":
                 p = tl.exp(s.to(tl.float64))
                 l_i = l_i + tl.sum(p, 0)
                 acc = acc + tl.sum(p[:, None] * v.to(tl.float64), 0)
+            elif V == "first_tile":  # the first tile's maximum kept: no running max, no rescale
+                if t0 == 0:
+                    m_i = tl.max(s, 0)
+                p = tl.exp(s - m_i)
+                l_i = l_i + tl.sum(p, 0)
+                acc = acc + tl.sum(p[:, None] * v, 0)
             elif V == "tile_max" or V == "no_max":
                 p = tl.exp(s - tl.max(s, 0)) if V == "tile_max" else tl.exp(s)
                 l_i = l_i + tl.sum(p, 0)
