@@ -2,8 +2,9 @@
 required tl.dot that reaches the output, each program storing its own share, every memory access
 watched (atomics too), the maximum that moves late, the given maximum read; and `try_kernel`.
 
-Each wrong kernel below gets the right values (or would on the cases of before), so only the
-observation rejects it. Tiny shapes: Triton's CPU interpreter is slow.
+Each wrong kernel here (below, or a VARIANT of test_exercises_triton.py's kernels) gets the right
+values (or would on the cases of before), so only the observation rejects it. Tiny shapes:
+Triton's CPU interpreter is slow.
 """
 
 import pytest
@@ -17,86 +18,11 @@ pytestmark = pytest.mark.skipif(
 if backend() == "interpreter":
     import triton
     import triton.language as tl
-    from test_exercises_triton import Variant, copy_v, known_v, online_v
+    from test_exercises_triton import Variant, copy_v, dot_v, gqa_v, known_v, online_v
 
     from paged import exercises as ex
     from paged.exercises import answers
     from paged.viz.kernel_reads import try_kernel
-
-    @triton.jit
-    def dot_by_sums(
-        a_ptr,
-        b_ptr,
-        out_ptr,
-        M,
-        N,
-        K,
-        stride_a,
-        stride_b,
-        stride_out,
-        BM: tl.constexpr,
-        BN: tl.constexpr,
-        BK: tl.constexpr,
-        V: tl.constexpr,
-    ):
-        """a @ b by outer products summed over K; V == "thrown": a tl.dot runs too, unused."""
-        m = tl.arange(0, BM)
-        n = tl.arange(0, BN)
-        acc = tl.zeros((BM, BN), tl.float32)
-        for k0 in range(0, K, BK):
-            kk = k0 + tl.arange(0, BK)
-            a = tl.load(
-                a_ptr + m[:, None] * stride_a + kk[None, :],
-                mask=(m[:, None] < M) & (kk[None, :] < K),
-                other=0.0,
-            ).to(tl.float32)
-            b = tl.load(
-                b_ptr + kk[:, None] * stride_b + n[None, :],
-                mask=(kk[:, None] < K) & (n[None, :] < N),
-                other=0.0,
-            ).to(tl.float32)
-            acc += tl.sum(a[:, :, None] * b[None, :, :], 1)
-            if V == "thrown":
-                unused = tl.dot(a, b)  # noqa: F841  (computed, never stored)
-        tl.store(
-            out_ptr + m[:, None] * stride_out + n[None, :],
-            acc,
-            mask=(m[:, None] < M) & (n[None, :] < N),
-        )
-
-    @triton.jit
-    def gqa_scores_by_sums(
-        q_ptr,
-        k_ptr,
-        block_table_ptr,
-        seq_lens_ptr,
-        scores_ptr,
-        scale,
-        max_blocks,
-        BLOCK_SIZE: tl.constexpr,
-        KV_HEADS: tl.constexpr,
-        GROUP: tl.constexpr,
-        HEAD_DIM: tl.constexpr,
-        TILE: tl.constexpr,
-        BLOCK_G: tl.constexpr,
-    ):
-        """Puzzle 4's scores by a broadcast sum; the tl.dot the puzzle asks for runs, unused."""
-        seq, kv_head = tl.program_id(0), tl.program_id(1)
-        g = tl.arange(0, BLOCK_G)
-        heads = kv_head * GROUP + g
-        d = tl.arange(0, HEAD_DIM)
-        q_rows = (seq * KV_HEADS * GROUP + heads) * HEAD_DIM
-        q = tl.load(q_ptr + q_rows[:, None] + d[None, :], mask=(g < GROUP)[:, None], other=0.0)
-        n = tl.load(seq_lens_ptr + seq)
-        pos = tl.arange(0, TILE)
-        mask = pos < n
-        block = tl.load(block_table_ptr + seq * max_blocks + pos // BLOCK_SIZE, mask=mask, other=0)
-        rows = ((block * BLOCK_SIZE + pos % BLOCK_SIZE) * KV_HEADS + kv_head) * HEAD_DIM
-        k = tl.load(k_ptr + rows[:, None] + d[None, :], mask=mask[:, None], other=0.0)
-        unused = tl.dot(q, tl.trans(k), input_precision="ieee")  # noqa: F841
-        s = tl.where(mask[None, :], tl.sum(q[:, None, :] * k[None, :, :], 2) * scale, float("-inf"))
-        out_rows = (seq * KV_HEADS * GROUP + heads) * TILE
-        tl.store(scores_ptr + out_rows[:, None] + pos[None, :], s, mask=(g < GROUP)[:, None])
 
     @triton.jit
     def stamp_by_program_0(out_ptr, BLOCK: tl.constexpr):
@@ -149,13 +75,13 @@ def _rejected(check, kernel, capsys, *phrases) -> str:
 
 
 def test_a_dot_puzzle_without_tl_dot_is_rejected(capsys):
-    _rejected(ex.check_dot_kernel, Variant(dot_by_sums, "sums"), capsys, "no tl.dot call that runs")
+    _rejected(ex.check_dot_kernel, Variant(dot_v, "sums"), capsys, "no tl.dot call that runs")
 
 
 def test_a_tl_dot_computed_and_thrown_away_is_rejected(capsys):
     out = _rejected(
         ex.check_dot_kernel,
-        Variant(dot_by_sums, "thrown"),
+        Variant(dot_v, "thrown"),
         capsys,
         "with every tl.dot result changed, your kernel stored the same values",
         "its result never reaches the output",
@@ -164,7 +90,9 @@ def test_a_tl_dot_computed_and_thrown_away_is_rejected(capsys):
 
 
 def test_gqa_scores_with_a_tl_dot_thrown_away_is_rejected(capsys):
-    _rejected(ex.check_gqa_scores_kernel, gqa_scores_by_sums, capsys, "never reaches the output")
+    _rejected(
+        ex.check_gqa_scores_kernel, Variant(gqa_v, "thrown"), capsys, "never reaches the output"
+    )
 
 
 # ---- each program stores its own share ------------------------------------------------------

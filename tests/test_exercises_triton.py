@@ -157,6 +157,11 @@ if backend() != "unavailable":
             b = tl.load(b_ptr + kk[:, None] * stride_b + n[None, :], mask=b_ok, other=0.0)
             if V == "fp16_acc":
                 total += tl.dot(a, b).to(tl.float16)
+            elif V == "sums" or V == "thrown":  # outer products summed over K
+                a, b = a.to(tl.float32), b.to(tl.float32)
+                total += tl.sum(a[:, :, None] * b[None, :, :], 1)
+                if V == "thrown":  # a tl.dot runs too, its result never stored
+                    unused = tl.dot(a, b)  # noqa: F841
             else:
                 total = tl.dot(a, b, total)
         ok = (m[:, None] < M) & (n[None, :] < N)
@@ -427,8 +432,10 @@ if backend() != "unavailable":
         b = tl.load(block_table_ptr + s_id * max_blocks + t // BLOCK_SIZE, mask=live, other=0)
         k_at = ((b * BLOCK_SIZE + t % BLOCK_SIZE) * KV_HEADS + kvh) * HEAD_DIM
         k = tl.load(k_ptr + k_at[:, None] + d[None, :], mask=live[:, None], other=0.0)
-        if V == "sum_loop":  # right values, but no tl.dot
+        if V == "sum_loop" or V == "thrown":  # right values, but no tl.dot (or one unused)
             s = tl.sum(q[:, None, :] * k[None, :, :], 2)
+            if V == "thrown":
+                unused = tl.dot(q, tl.trans(k), input_precision="ieee")  # noqa: F841
         elif V == "fp16":
             s = tl.dot(q.to(tl.float16), tl.trans(k.to(tl.float16))).to(tl.float32)
         else:
