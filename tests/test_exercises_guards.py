@@ -334,7 +334,7 @@ def test_the_library_works_after_a_checker_caught_a_call(capsys):
         bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
     ).swap_time(nb, bs)
     assert verdict(capsys, ex.check_swap_time, swap)[0] is False
-    hashes = lambda token_ids, block_size: prefix_cache.block_hashes(token_ids, block_size)  # noqa: E731
+    hashes = lambda ids, size: prefix_cache.block_hashes(ids, size)  # noqa: E731
     assert verdict(capsys, ex.check_block_hashes, hashes)[0] is False
     assert (gather_kv.__code__, paged_attention_ref.__code__, CostModel.swap_time.__code__) == code
     assert len(prefix_cache.block_hashes([1, 2, 3], 1)) == 3

@@ -1,10 +1,10 @@
 """The serving exercise of chapter 10 (`admit`): its checker, model answer and typical mistakes.
 
 An answer written here independently is accepted (the model answer, the stub, None and each
-typical mistake, a spec's slip, are tested for every spec in test_exercise_specs.py); a changed queue, the queue sorted by id and the scheduler itself are
-rejected; the texts speak Korean in the Korean edition, in the glossary's terms. And the
-checker's truth is the scheduler's: its first step, on a pool of
-`free_blocks` free blocks, admits what the checker expects.
+typical mistake, a spec's slip, are tested for every spec in test_exercise_specs.py); a changed
+queue, the queue sorted by id and the scheduler itself are rejected; the texts speak Korean in
+the Korean edition, in the glossary's terms. And the checker's truth is the scheduler's: its
+first step, on a pool of `free_blocks` free blocks, admits what the checker expects.
 """
 
 import math

@@ -518,10 +518,9 @@ class Variant:
         return functools.partial(self.kernel[grid], V=self.variant)
 
 
-# puzzle: (checker, kernel with variants, {variant: (hint phrase, seen on a GPU too)})
+# puzzle (check_<puzzle>): (kernel with variants, {variant: (hint phrase, seen on a GPU too)})
 PUZZLES = {
     "stamp_kernel": (
-        "check_stamp_kernel",
         "stamp_v",
         {
             "same_block": ("every program wrote the same first BLOCK elements", True),
@@ -530,7 +529,6 @@ PUZZLES = {
         },
     ),
     "copy_kernel": (
-        "check_copy_kernel",
         "copy_v",
         {
             "le": ("one lane too many got through your mask", True),
@@ -541,7 +539,6 @@ PUZZLES = {
         },
     ),
     "copy_2d_kernel": (
-        "check_copy_2d_kernel",
         "copy_2d_v",
         {
             "one_d": ("a 1-D mask on a 2-D tile", True),
@@ -554,7 +551,6 @@ PUZZLES = {
         },
     ),
     "row_softmax_kernel": (
-        "check_row_softmax_kernel",
         "softmax_v",
         {
             "pad_zero": ("took part in the max and the sum", False),
@@ -566,7 +562,6 @@ PUZZLES = {
         },
     ),
     "dot_kernel": (
-        "check_dot_kernel",
         "dot_v",
         {
             "no_loop": ("right when K ≤ BK", True),
@@ -578,7 +573,6 @@ PUZZLES = {
         },
     ),
     "gather_kernel": (
-        "check_gather_kernel",
         "gather_v",
         {
             "table_by_position": ("looked the block table up by token position", True),
@@ -592,7 +586,6 @@ PUZZLES = {
         },
     ),
     "tile_scores_kernel": (
-        "check_tile_scores_kernel",
         "scores_v",
         {
             "no_neg_inf": ("the spec asks for -inf there", True),
@@ -604,7 +597,6 @@ PUZZLES = {
         },
     ),
     "known_max_kernel": (
-        "check_known_max_kernel",
         "known_v",
         {
             "no_divide": ("softmax weights add up to 1", True),
@@ -618,7 +610,6 @@ PUZZLES = {
         },
     ),
     "online_softmax_kernel": (
-        "check_online_softmax_kernel",
         "online_v",
         {
             "no_rescale": ("you never rescale", True),
@@ -638,7 +629,6 @@ PUZZLES = {
         },
     ),
     "gqa_scores_kernel": (
-        "check_gqa_scores_kernel",
         "gqa_v",
         {
             "head_mod": ("query heads read the wrong KV heads", True),
@@ -651,7 +641,6 @@ PUZZLES = {
         },
     ),
     "merge_kernel": (
-        "check_merge_kernel",
         "merge_v",
         {
             "no_max": ("left the float range", True),
@@ -667,23 +656,23 @@ PUZZLES = {
         },
     ),
 }
-MISTAKES = [(p, v, *hint) for p, (_, _, wrong) in PUZZLES.items() for v, hint in wrong.items()]
+MISTAKES = [(p, v, *hint) for p, (_, wrong) in PUZZLES.items() for v, hint in wrong.items()]
 
 
 def test_every_puzzle_checker_and_answer_is_tested():
     exported = {n.removeprefix("check_") for n in [*ex.basics.__all__, *ex.kernels.__all__]}
     assert exported == set(PUZZLES)
     assert set(basic_answers.__all__) | set(kernel_answers.__all__) == set(PUZZLES)
-    assert all(len(wrong) >= 3 for _, _, wrong in PUZZLES.values())
+    assert all(len(wrong) >= 3 for _, wrong in PUZZLES.values())
     assert sum("unmasked load" in h for _, _, h, _ in MISTAKES) >= 8  # the loads, checked
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_model_answer_and_an_independent_kernel_are_correct(puzzle, capsys):
-    check = getattr(ex, PUZZLES[puzzle][0])
+    check = getattr(ex, f"check_{puzzle}")
     assert check(answers.find(puzzle), seed=7) is True  # every observation, on the interpreter
     assert capsys.readouterr().out.startswith(f"{puzzle}: correct (")
-    assert check(Variant(globals()[PUZZLES[puzzle][1]], "right")) is True
+    assert check(Variant(globals()[PUZZLES[puzzle][0]], "right")) is True
 
 
 @pytest.mark.parametrize(
@@ -704,8 +693,8 @@ def test_typical_mistake_rejected_with_the_hint_that_names_it(
         return record(watch, kind, buf, elems, pid)
 
     monkeypatch.setattr(Watch, "_record", recorded)
-    check = getattr(ex, PUZZLES[puzzle][0])
-    assert check(Variant(globals()[PUZZLES[puzzle][1]], variant)) is False
+    check = getattr(ex, f"check_{puzzle}")
+    assert check(Variant(globals()[PUZZLES[puzzle][0]], variant)) is False
     out = capsys.readouterr().out
     # A store past every watched buffer lands, unmasked, wherever memory lies next: in an input
     # (a verdict of "wrote into q") in one run, nowhere in another. Each case's output guard
@@ -719,8 +708,8 @@ def test_typical_mistake_rejected_with_the_hint_that_names_it(
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
-    check = getattr(ex, PUZZLES[puzzle][0])
-    assert check(Variant(globals()[PUZZLES[puzzle][1]], "stub")) is False  # returns at once
+    check = getattr(ex, f"check_{puzzle}")
+    assert check(Variant(globals()[PUZZLES[puzzle][0]], "stub")) is False  # returns at once
     assert check(None) is False
     out = capsys.readouterr().out.splitlines()
     assert out == [
@@ -834,4 +823,4 @@ def test_solution_prints_the_kernel_as_typed_into_a_chapter(puzzle, capsys):
     assert source.startswith("@triton.jit\ndef " + puzzle + "(")
     namespace = {"triton": triton, "tl": tl}  # what a chapter has imported
     exec(source, namespace)
-    assert getattr(ex, PUZZLES[puzzle][0])(namespace[puzzle]) is True
+    assert getattr(ex, f"check_{puzzle}")(namespace[puzzle]) is True
