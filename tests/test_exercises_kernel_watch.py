@@ -18,40 +18,11 @@ pytestmark = pytest.mark.skipif(
 if backend() == "interpreter":
     import triton
     import triton.language as tl
-    from test_exercises_triton import Variant, copy_v, dot_v, gqa_v, known_v, online_v
+    from test_exercises_triton import Variant, copy_v, dot_v, gqa_v, known_v, online_v, stamp_v
 
     from paged import exercises as ex
     from paged.exercises import answers
     from paged.viz.kernel_reads import try_kernel
-
-    @triton.jit
-    def stamp_by_program_0(out_ptr, BLOCK: tl.constexpr):
-        """Program 0 stamps every program's block; the others do nothing."""
-        if tl.program_id(0) == 0:
-            for p in range(tl.num_programs(0)):
-                offs = p * BLOCK + tl.arange(0, BLOCK)
-                tl.store(out_ptr + offs, offs * 0 + p)
-
-    @triton.jit
-    def copy_watched(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
-        """Program 0 copies every block, masked, the others nothing ("program_0"); or each reads
-        its block of x through an atomic that leaves it as it was, unmasked, the store masked."""
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        if V == "program_0":
-            if tl.program_id(0) == 0:
-                for start in range(0, n, BLOCK):
-                    offs = start + tl.arange(0, BLOCK)
-                    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
-            return
-        if V == "add":
-            x = tl.atomic_add(x_ptr + offs, 0.0)
-        elif V == "max":
-            x = tl.atomic_max(x_ptr + offs, float("-inf"))
-        elif V == "min":  # (the interpreter refuses atomic_xchg on floats)
-            x = tl.atomic_min(x_ptr + offs, float("inf"))
-        else:  # cas: compare with a value never there, so nothing is written
-            x = tl.atomic_cas(x_ptr + offs, offs.to(tl.float32) * 0.0 + 12345.0, 0.0)
-        tl.store(out_ptr + offs, x, mask=offs < n)
 
     @triton.jit
     def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -98,11 +69,11 @@ def test_gqa_scores_with_a_tl_dot_thrown_away_is_rejected(capsys):
 # ---- each program stores its own share ------------------------------------------------------
 
 
-@pytest.mark.parametrize("check", ["check_stamp_kernel", "check_copy_kernel"])
-def test_program_0_doing_the_whole_grid_is_rejected(check, capsys):
-    kernel = {"check_stamp_kernel": stamp_by_program_0}.get(check)
-    kernel = kernel or Variant(copy_watched, "program_0")
-    out = _rejected(getattr(ex, check), kernel, capsys, "program 0 wrote out[", "another program's")
+@pytest.mark.parametrize("puzzle", ["stamp", "copy"])
+def test_program_0_doing_the_whole_grid_is_rejected(puzzle, capsys):
+    kernel = Variant({"stamp": stamp_v, "copy": copy_v}[puzzle], "program_0")
+    check = getattr(ex, f"check_{puzzle}_kernel")
+    out = _rejected(check, kernel, capsys, "program 0 wrote out[", "another program's")
     assert "share" in out
 
 
@@ -113,7 +84,7 @@ def test_program_0_doing_the_whole_grid_is_rejected(check, capsys):
 def test_an_unmasked_read_through_an_atomic_is_rejected(variant, capsys):
     _rejected(
         ex.check_copy_kernel,
-        Variant(copy_watched, variant),
+        Variant(copy_v, variant),
         capsys,
         "ran an atomic, which reads and writes, on x[",
         "an atomic (tl.atomic_add",
@@ -192,7 +163,7 @@ def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys)
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = try_kernel(Variant(copy_watched, "program_0"), "copy_kernel", show=False)
+    fig = try_kernel(Variant(copy_v, "program_0"), "copy_kernel", show=False)
     assert "the same as the reference" in capsys.readouterr().out  # right values...
     assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
     fig = try_kernel(Variant(copy_v, "unmasked_load"), "copy_kernel", show=False)

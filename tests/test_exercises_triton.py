@@ -34,6 +34,12 @@ if backend() != "unavailable":
     def stamp_v(out_ptr, BLOCK: tl.constexpr, V: tl.constexpr):
         if V == "stub":  # the chapter's stub: no code, so nothing written
             return
+        if V == "program_0":  # program 0 stamps every program's block, the others nothing
+            if tl.program_id(0) == 0:
+                for p in range(tl.num_programs(0)):
+                    offs = p * BLOCK + tl.arange(0, BLOCK)
+                    tl.store(out_ptr + offs, offs * 0 + p)
+            return
         i = tl.program_id(0)
         lanes = tl.arange(0, BLOCK)
         if V == "same_block":
@@ -49,11 +55,26 @@ if backend() != "unavailable":
     def copy_v(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
         if V == "stub":  # the chapter's stub: no code, so nothing written
             return
+        if V == "program_0":  # program 0 copies every block, masked, the others nothing
+            if tl.program_id(0) == 0:
+                for start in range(0, n, BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+            return
         start = 0 if V == "no_pid" else tl.program_id(0) * BLOCK
         offs = start + tl.arange(0, BLOCK)
         inside = offs <= n if V == "le" else offs < n
         if V == "unmasked_load":
             x = tl.load(x_ptr + offs)
+        # an unmasked read through an atomic that leaves x as it was
+        elif V == "add":
+            x = tl.atomic_add(x_ptr + offs, 0.0)
+        elif V == "max":
+            x = tl.atomic_max(x_ptr + offs, float("-inf"))
+        elif V == "min":  # (the interpreter refuses atomic_xchg on floats)
+            x = tl.atomic_min(x_ptr + offs, float("inf"))
+        elif V == "cas":  # compare with a value never there, so nothing is written
+            x = tl.atomic_cas(x_ptr + offs, offs.to(tl.float32) * 0.0 + 12345.0, 0.0)
         else:
             x = tl.load(x_ptr + offs, mask=inside, other=0.0)
         if V == "unmasked_store":
