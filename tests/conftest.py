@@ -1,4 +1,5 @@
-"""Shared pytest set-up: markers used across the test files, and the real model's fixtures."""
+"""Shared pytest set-up: markers used across the test files, the real model's fixtures, and the
+English edition for the tests that read verdicts."""
 
 import pytest
 
@@ -7,6 +8,13 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: executes whole chapters (minutes); deselect with -m 'not slow'"
     )
+
+
+@pytest.fixture
+def english(monkeypatch):
+    """The English edition's messages (a test may switch to Korean): the exercise tests read
+    verdicts word for word (`pytestmark = pytest.mark.usefixtures("english")`)."""
+    monkeypatch.delenv("PAGED_LANG", raising=False)
 
 
 @pytest.fixture(scope="module")

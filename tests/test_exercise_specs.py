@@ -21,6 +21,8 @@ from paged.exercises.slips import SLIPS as SLIPS_BY_NAME
 from paged.exercises.verdicts import HINT, NOT_A_KERNEL, NOT_YET
 from paged.text import msg
 
+pytestmark = pytest.mark.usefixtures("english")  # conftest.py
+
 PLAIN = sorted(n for n, s in ex.SPECS.items() if isinstance(s, core.Spec))
 SLIPS = [(n, i) for n in PLAIN for i in range(len(core.slips(ex.SPECS[n])))]
 

@@ -21,18 +21,16 @@ import torch.nn.functional as F
 from torch.nn.functional import scaled_dot_product_attention as attend
 
 import paged.exercises as ex
+from paged import prefix_cache
 from paged.exercises import answers, core, guard
 from paged.exercises.answers import attention as attention_answers
 from paged.exercises.answers import memory as memory_answers
 from paged.scheduler import Scheduler
 from paged.workloads import Request
 
+pytestmark = pytest.mark.usefixtures("english")  # conftest.py
+
 SDPA_CALLED = "your function calls torch's scaled_dot_product_attention (SDPA)"
-
-
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.delenv("PAGED_LANG", raising=False)
 
 
 def verdict(capsys, check, fn):
@@ -96,18 +94,6 @@ def own_decode(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
     k, v = _kv(k_cache, v_cache, block_table_row, seq_len, kv_head)
     weights = torch.softmax(k.float() @ q.float() * scale, 0)  # (seq_len,)
     return (weights @ v.float()).to(k_cache.dtype)
-
-
-def test_sdpa_caught_by_the_learner_is_still_seen(capsys):
-    def decode_one_head(*args):
-        try:
-            return through(SDPA_ROUTES["torch.ops.aten"])(*args)
-        except Exception:  # falls back on a right answer
-            return own_decode(*args)
-
-    assert verdict(capsys, ex.check_decode_one_head, own_decode)[0] is True
-    ok, out = verdict(capsys, ex.check_decode_one_head, decode_one_head)
-    assert ok is False and SDPA_CALLED in out
 
 
 def test_multihead_attention_is_rejected_and_named(capsys):
@@ -205,19 +191,30 @@ def own_pick_victims(running, blocks_needed, free_blocks, blocks_held):
     return victims
 
 
-def test_a_scheduler_call_caught_by_the_learner_is_still_seen(capsys):
-    sched = _scheduler()
+def _caught(route, right):
+    """The learner's function: `route(*args)`, and a right answer of its own if that raises."""
 
-    def pick_victims(*args):
+    def fn(*args):
         try:
-            sched.schedule()
+            return route(*args)
         except Exception:
-            pass
-        return own_pick_victims(*args)
+            return right(*args)
 
-    assert verdict(capsys, ex.check_pick_victims, own_pick_victims)[0] is True
-    ok, out = verdict(capsys, ex.check_pick_victims, pick_victims)
-    assert ok is False and "your function calls paged.scheduler.Scheduler.schedule" in out
+    return fn
+
+
+@pytest.mark.parametrize("shortcut", ["SDPA", "schedule"])
+def test_a_call_caught_by_the_learner_is_still_seen(capsys, shortcut):
+    sched = _scheduler()
+    check, route, right, called = {
+        "SDPA": (ex.check_decode_one_head, through(SDPA_ROUTES["torch.ops.aten"]), own_decode,
+                 SDPA_CALLED),
+        "schedule": (ex.check_pick_victims, lambda *a: sched.schedule(), own_pick_victims,
+                     "your function calls paged.scheduler.Scheduler.schedule"),
+    }[shortcut]  # fmt: skip
+    assert verdict(capsys, check, right)[0] is True
+    ok, out = verdict(capsys, check, _caught(route, right))
+    assert ok is False and called in out
 
 
 # ---- the slot exercise: the model's cache -------------------------------------------------------
@@ -326,8 +323,26 @@ def test_everything_is_restored_after_an_exception():
 
 
 def test_the_library_works_after_a_checker_caught_a_call(capsys):
+    from paged.attention.reference import gather_kv, paged_attention_ref
+    from paged.preemption_cost import CostModel
+
+    code = (gather_kv.__code__, paged_attention_ref.__code__, CostModel.swap_time.__code__)
+    sdpa = F.scaled_dot_product_attention
     verdict(capsys, ex.check_admit, lambda *args: _scheduler().step() and [])
-    verdict(capsys, ex.check_decode_one_head, through(SDPA_ROUTES["torch._C._nn"]))
+    for wrong in (through(SDPA_ROUTES["torch._C._nn"]), _reference):
+        assert verdict(capsys, ex.check_decode_one_head, wrong)[0] is False
+    assert verdict(capsys, ex.check_gather, lambda c, row, n: gather_kv(c, row, n))[0] is False
+    swap = lambda nb, bs, bpt, layers, bw, lat: CostModel(  # noqa: E731
+        bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
+    ).swap_time(nb, bs)
+    assert verdict(capsys, ex.check_swap_time, swap)[0] is False
+    hashes = lambda ids, size: prefix_cache.block_hashes(ids, size)  # noqa: E731
+    assert verdict(capsys, ex.check_block_hashes, hashes)[0] is False
+    assert (gather_kv.__code__, paged_attention_ref.__code__, CostModel.swap_time.__code__) == code
+    assert len(prefix_cache.block_hashes([1, 2, 3], 1)) == 3
+    assert F.scaled_dot_product_attention is sdpa
+    assert verdict(capsys, ex.check_decode_one_head, own_decode)[0] is True
+    assert verdict(capsys, ex.check_gather, attention_answers.gather)[0] is True
     assert _mode_stacks() == (0, 0)
     assert len(_scheduler().run()) > 0
     q = torch.ones(1, 1, 2, 4)
@@ -341,22 +356,34 @@ def test_the_verdict_names_the_call_in_korean(capsys, monkeypatch):
     assert "torch의 scaled_dot_product_attention(SDPA) 호출이 보입니다" in out
 
 
-class BackendShortcut:
-    """A "kernel" that hands the work to the real model's attention backend (not the reference)."""
+class Shortcut:
+    """A "kernel" that hands the work to the library's attention (`attend` names it)."""
 
     fn = None
 
+    def __init__(self, attend):
+        self.attend = attend
+
     def __getitem__(self, grid):
         def run(q, k_cache, v_cache, block_table, seq_lens, *rest, **constexprs):
-            from paged.model.attention_backend import decode_attention_ref
-
+            module, name = self.attend.rsplit(".", 1)
+            attend = getattr(importlib.import_module(module), name)
             out = next(t for t in rest if isinstance(t, torch.Tensor) and t.shape == q.shape)
-            out.copy_(decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens))
+            out.copy_(attend(q, k_cache, v_cache, block_table, seq_lens))
 
         return run
 
 
-def test_a_kernel_puzzle_blocks_the_whole_attention_surface(capsys):
-    assert ex.check_online_softmax_kernel(BackendShortcut()) is False
+@pytest.mark.parametrize(
+    ("check", "attend", "called"),
+    [
+        ("known_max", "paged.attention.paged_attention_ref", "paged.paged_attention_ref"),
+        ("online_softmax", "paged.attention.paged_attention_ref", "paged.paged_attention_ref"),
+        ("online_softmax", "paged.model.attention_backend.decode_attention_ref", None),
+    ],
+)
+def test_a_kernel_puzzle_blocks_the_whole_attention_surface(capsys, check, attend, called):
+    assert getattr(ex, f"check_{check}_kernel")(Shortcut(attend)) is False
     out = capsys.readouterr().out
-    assert "did not run" in out and "paged.model.attention_backend.decode_attention_ref" in out
+    assert "did not run" in out and (called or attend) in out, out
+    assert "write this step yourself" in out, out

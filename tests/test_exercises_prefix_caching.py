@@ -19,10 +19,7 @@ from paged import exercises as ex
 from paged.block_pool import CachingAllocator
 from paged.exercises import cache_hits, free_queue
 
-
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.delenv("PAGED_LANG", raising=False)
+pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
 
 def verdict(capsys, check, fn, **kw):

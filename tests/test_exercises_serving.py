@@ -1,11 +1,10 @@
 """The serving exercise of chapter 10 (`admit`): its checker, model answer and typical mistakes.
 
 An answer written here independently is accepted (the model answer, the stub, None and each
-typical mistake, a spec's slip, are tested for every spec in test_exercise_specs.py); an exception
-is reported, not raised; a changed queue, the queue sorted by id and the scheduler itself are
-rejected; the texts speak Korean in the Korean edition, in the glossary's terms. And the
-checker's truth is the scheduler's: its first step, on a pool of
-`free_blocks` free blocks, admits what the checker expects.
+typical mistake, a spec's slip, are tested for every spec in test_exercise_specs.py); a changed
+queue, the queue sorted by id and the scheduler itself are rejected; the texts speak Korean in
+the Korean edition, in the glossary's terms. And the checker's truth is the scheduler's: its
+first step, on a pool of `free_blocks` free blocks, admits what the checker expects.
 """
 
 import math
@@ -20,10 +19,7 @@ from paged.scheduler import Scheduler
 from paged.text import Message
 from paged.workloads import Request
 
-
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    monkeypatch.delenv("PAGED_LANG", raising=False)
+pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
 
 def admit(waiting, free_blocks, block_size, watermark_blocks):
@@ -43,23 +39,6 @@ def admit(waiting, free_blocks, block_size, watermark_blocks):
 
 def test_an_answer_written_independently_is_accepted(capsys):
     assert check_admit(admit) is True, capsys.readouterr().out
-
-
-def test_an_exception_is_reported_and_a_vandal_changes_no_case(capsys):
-    def broken(waiting, free_blocks, block_size, watermark_blocks):
-        return [waiting[9][0]]
-
-    assert check_admit(broken) is False
-    out = capsys.readouterr().out
-    assert "admit: not quite: for waiting=[('A', 10, 16)" in out
-    assert "your function raised IndexError" in out and "Traceback" not in out
-
-    def vandal(waiting, free_blocks, block_size, watermark_blocks):
-        waiting.clear()
-        return []
-
-    assert check_admit(vandal) is False
-    assert check_admit(admit) is True
 
 
 def test_the_truth_is_the_schedulers_first_step():
@@ -126,16 +105,3 @@ def test_id_order_a_mutated_queue_and_the_scheduler_itself_are_rejected(learner,
     assert check_admit(learner) is False
     out = capsys.readouterr().out
     assert out.startswith("admit: not quite") and phrase in out, out
-
-
-def test_a_failing_random_case_names_its_seed_and_the_seed_repeats_it(capsys):
-    for seed in range(1, 30):  # the fixed cases pass; some seed draws a case that does not
-        if not check_admit(admit_by_id_order, seed=seed):
-            break
-    out = capsys.readouterr().out
-    assert f"seed={seed}" in out.splitlines()[-1], out
-    check_admit(admit_by_id_order, seed=seed)
-    assert (
-        capsys.readouterr().out.splitlines()[0]
-        == [ln for ln in out.splitlines() if ln.startswith("admit:")][-1]
-    )

@@ -36,10 +36,6 @@ __all__: list[str] = []  # exported by kernels.py
 
 RISE = 25.0  # per token, in the "rise" cases: 200 per tile of 8
 
-OUT = msg(
-    "head {head} of sequence {seq}: max error {err:.3g} against paged_attention_ref",
-    "시퀀스 {seq}의 헤드 {head}: paged_attention_ref와의 최대 오차 {err:.3g}",
-)
 RESCALE = msg(
     "right on sequences of one tile, wrong from the second tile on: what the earlier "
     "tiles added to l_i and acc is still measured against the old running max.",

@@ -29,7 +29,11 @@ from .verdicts import AT, NEVER, OUTSIDE, STRAY_ATOMIC, STRAY_LOAD, STRAY_STORE
 
 __all__: list[str] = []  # helpers for basics.py and kernels.py, which export the checkers
 
-SENTINEL = 0.5  # outputs start as this: never a right answer everywhere at once
+# Outputs start as this: a value no puzzle's right answer takes (0.5 was one: a 1 x 1 dot of
+# quarters, a softmax row of two equal scores). Exact in float32, float16 and bfloat16 (-3 x 2^-20);
+# negative, so never a probability; not a multiple of 1/16, so never a sum of products of
+# integers or quarters; and a copy of random data meets it with no real chance.
+SENTINEL = -3 * 2.0**-20
 MAX_REPORTED = 1  # a verdict names the first stray address; the count says how many more
 
 
