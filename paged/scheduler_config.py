@@ -16,6 +16,7 @@ and it defaults to vLLM's CPU build's 4096). What each does is said where it is 
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 from .admission import ADMISSION_RULES
@@ -148,6 +149,26 @@ class PagedConfig(_RunConfig):
 
 
 SchedulerConfig = ContiguousConfig | PagedConfig
+
+
+def check_option_names(options) -> None:
+    """TypeError naming an option `settle` does not know, and the ones it does; a switch for
+    chunked prefill gets told there is none: it comes with vLLM V1's rules."""
+    known = sorted(set(inspect.signature(settle).parameters) - {"policy"})
+    unknown = sorted(set(options) - set(known))
+    if not unknown:
+        return
+    chunk = any("chunk" in name for name in unknown)
+    raise TypeError(
+        f"unknown option {unknown[0]!r}"
+        + (
+            ": chunked prefill has no switch; under rules='vllm-v1' a prefill longer than what is "
+            "left of max_num_batched_tokens is chunked (the course's own rules never chunk)"
+            if chunk
+            else ""
+        )
+        + f"; the options are {', '.join(known)}"
+    )
 
 
 def settle(

@@ -130,6 +130,15 @@ def test_bad_values_are_named_at_once(what, call, words):
     assert words in str(error.value), (what, str(error.value))
 
 
+def test_an_unknown_option_is_named_with_the_ones_there_are():
+    reqs = [Request(0, 40, 4, 0.0, tuple(range(40)))]
+    with pytest.raises(TypeError, match=r"unknown option 'bogus'; the options are .*kv_slots"):
+        Scheduler(reqs, "paged", kv_slots=1024, bogus=True)
+    # chunked prefill comes with vLLM V1's rules, not with a switch
+    with pytest.raises(TypeError, match=r"'chunked_prefill': chunked prefill has no switch; .*"):
+        Scheduler(reqs, "paged", kv_slots=1024, chunked_prefill=True)
+
+
 def _paged():
     a = paged.PagedAllocator(8, 4, seed=1)
     a.allocate("a", 6)
