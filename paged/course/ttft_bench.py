@@ -31,7 +31,16 @@ from ..model.timing import machine
 
 BLOCK_SIZE = 32
 MAX_NEW_TOKENS = 4
-FIELDS = ("engine", "repeat", "prompt_len", "cached", "full_ms", "cached_ms", "cut", "proportional")
+FIELDS = (
+    "engine",
+    "system_times",
+    "prompt_len",
+    "cached",
+    "full_ms",
+    "cached_ms",
+    "cut",
+    "proportional",
+)
 
 
 def course_row(model, system: str, repeats: int) -> dict:
@@ -110,7 +119,7 @@ def main(argv=None) -> None:
         if not args.no_vllm:
             pair.append(vllm_row(ids, args.repeats))
         for row in pair:
-            rows.append(row | {"repeat": k})
+            rows.append(row | {"system_times": k})
             print(
                 f"{row['engine']:12s}  {row['prompt_len']:10d}  {row['cached']:6d}  "
                 f"{row['full_ms']:8.1f}  {row['cached_ms']:9.1f}  {row['cut']:4.2f}  "
