@@ -326,6 +326,8 @@ if backend() != "unavailable":
             if V == "first":  # m read, but the first tile's maximum kept
                 if start == 0:
                     big = tl.max(s, 0)
+            if V == "tile_max":  # m read, each tile's own maximum used instead
+                big = tl.max(s, 0)
             if V == "online":
                 new = tl.maximum(big, tl.max(s, 0))
                 alpha = tl.exp(big - new)
@@ -631,6 +633,7 @@ PUZZLES = {
             "writes_m": ("wrote into m[0, 0], an input", True),
             "head_mod": ("query heads read the wrong KV heads", True),
             "unmasked_v": ("unmasked load", True),
+            "tile_max": ("each tile's own maximum, not the m you were given", True),
         },
     ),
     "online_softmax_kernel": (

@@ -197,6 +197,7 @@ KNOWN_MAX_SPEC = KernelSpec(
         (_is_known("head_mod"), HINTS["head_mod"]),
         (_is_known("no_divide"), KNOWN["no_divide"]),
         (_is_known("no_mask"), KNOWN["no_mask"]),
+        (_is("tile_max"), KNOWN["tile_max"]),
         (_unscaled, SOFTMAX["scale"]),
     ),
 )

@@ -132,6 +132,13 @@ KNOWN = {
         "seq_len이 TILE의 배수가 아닌 곳에서만 출력이 헤드마다 일정한 비율로 0 쪽으로 "
         "줄어듭니다. 마지막 타일에서 seq_len 이후의 레인은 토큰이 없는데도 가중치를 받았습니다.",
     ),
+    "tile_max": msg(
+        "right on sequences of one tile, wrong from the second tile on: you subtract each "
+        "tile's own maximum, not the m you were given, so the tiles' weights are in units of "
+        "their own and their sums do not add up.",
+        "타일이 하나인 시퀀스에서는 맞고 두 번째 타일부터 틀립니다. 주어진 m이 아니라 타일마다 그 "
+        "타일의 최댓값을 빼서, 타일마다 가중치의 단위가 달라 그 합들을 더할 수 없습니다.",
+    ),
     "overflow": msg(
         "NaN or inf where the scores are large (in the hundreds, or near ±1000), right where "
         "they are small: an exponential you take there leaves float32's range (exp overflows "
