@@ -450,6 +450,8 @@ if backend() != "unavailable":
         q_at = q_ptr + (s_id * KV_HEADS * GROUP + h)[:, None] * HEAD_DIM + d[None, :]
         if V == "unmasked_q":
             q = tl.load(q_at)
+        elif V == "first_only":  # the mask lets one row of the group through
+            q = tl.load(q_at, mask=(g < 1)[:, None], other=0.0)
         else:
             q = tl.load(q_at, mask=real[:, None], other=0.0)
         n = tl.load(seq_lens_ptr + s_id)
@@ -660,6 +662,7 @@ PUZZLES = {
         {
             "head_mod": ("query heads read the wrong KV heads", True),
             "all_rows": ("rows past GROUP", True),
+            "first_only": ("only the first query head of each group has its scores", True),
             "no_neg_inf": ("the spec asks for -inf there", True),
             "no_scale": ("the scale is missing", True),
             "unmasked_q": ("unmasked load", False),

@@ -82,7 +82,13 @@ def _gqa_case(params, seed):
             pool_view("k_cache", k_cache),
             ("scores", "store", 0, len(lens) * num_q, tile, tile, 1),
         ],
-        data={"by_mod": by_mod, "valid": torch.isfinite(want), "scale": D**-0.5},
+        data={
+            "by_mod": by_mod,
+            "valid": torch.isfinite(want),
+            "scale": D**-0.5,
+            # a group's first query head right, the others' scores 0 (their q rows read as 0)
+            "first_only": torch.where(torch.arange(num_q)[:, None] % group == 0, want, 0.0),
+        },
     )
 
 
@@ -115,6 +121,7 @@ GQA_SCORES_SPEC = KernelSpec(
         (lambda f: same(f.got, f.want, 1e-2), GQA["precision"]),
         (lambda f: _on_valid(f, f.want), HINTS["neg_inf"]),
         (lambda f: _on_valid(f, f.by_mod), HINTS["head_mod"]),
+        (lambda f: _on_valid(f, f.first_only), GQA["first_only"]),
         (lambda f: _on_valid(f, f.want / f.scale), HINTS["scale"]),
         (lambda f: bool(f.watch.describe("load")), UNMASKED_LOAD),
     ),

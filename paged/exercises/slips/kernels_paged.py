@@ -151,6 +151,12 @@ KNOWN = {
 
 
 GQA = {
+    "first_only": msg(
+        "only the first query head of each group has its scores; the other heads' rows hold 0 "
+        "where a score belongs, as if their rows of q had been read as zeros.",
+        "각 그룹의 첫 쿼리 헤드만 점수가 맞고, 나머지 헤드의 행은 점수가 있어야 할 자리에 0이 "
+        "들어 있습니다. 그 헤드들의 q 행을 0으로 읽은 것처럼 보입니다.",
+    ),
     "precision": msg(
         "close, but not to float32 precision: the products lost bits (float16 or tf32 "
         "operands); the puzzle asks for full float32 products.",
