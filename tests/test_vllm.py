@@ -16,6 +16,7 @@ Three groups:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -299,8 +300,13 @@ def test_chapter_lines_come_from_the_catalogue_in_both_languages(monkeypatch):
             assert "requests" not in text and "tokens/s" not in text
         else:
             assert "course (V1 rules) 24 of 24" in text and "course (own rules) 0 of 24" in text
+    # a run that recorded its torch threads names them; one recorded before that, only the cores
+    assert "thread" not in summary.speed(engine, 60.0)
+    threaded = dataclasses.replace(engine, machine=engine.machine | {"threads": 1})
+    assert "스레드 1개" in summary.speed(threaded, 60.0)
     monkeypatch.setenv("PAGED_LANG", "en")
     assert summary.rules_name(v1) == "course (V1 rules)"
+    assert "torch threads per side: 1, cores: " in summary.speed(threaded, 60.0)
     assert summary.rules_name(own) == "course (own rules)"
 
 

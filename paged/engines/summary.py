@@ -58,14 +58,18 @@ def cached_tokens(predicted: int, engine, prompt_tokens: int) -> str:
 
 
 def speed(engine, course_tokens_per_s: float) -> str:
-    """New tokens per second on both sides (MEASURED where they ran; the recording's if absent)."""
-    return SPEED.format(
+    """New tokens per second on both sides (MEASURED where they ran; the recording's if absent),
+    with the torch threads each side computed with where the run recorded them (the course's
+    model takes as many as vLLM's child: `paged.model.num_threads`)."""
+    threads = engine.machine.get("threads")
+    return (SPEED if threads is None else SPEED_THREADS).format(
         engine=engine.engine,
         version=engine.version,
         engine_tps=engine.tokens_per_s,
         start=engine.seconds["engine_start"],
         course_tps=course_tokens_per_s,
         cores=engine.machine.get("cores"),
+        threads=threads,
     )
 
 
@@ -97,4 +101,12 @@ SPEED = msg(
     "vLLM is absent)",
     "{engine} {version} (CPU): 초당 새 토큰 {engine_tps:.0f}개, 엔진 시작 {start:.0f}초; 코스: "
     "초당 새 토큰 {course_tps:.0f}개 (MEASURED, 코어 {cores}개; vLLM이 없으면 기록본의 수치)",
+)
+SPEED_THREADS = msg(
+    "{engine} {version} (CPU): {engine_tps:.0f} new tokens/s, engine start {start:.0f} s; the "
+    "course: {course_tps:.0f} new tokens/s (MEASURED; torch threads per side: {threads}, cores: "
+    "{cores}; the recording's numbers if vLLM is absent)",
+    "{engine} {version} (CPU): 초당 새 토큰 {engine_tps:.0f}개, 엔진 시작 {start:.0f}초; 코스: "
+    "초당 새 토큰 {course_tps:.0f}개 (MEASURED, 코어 {cores}개에서 각각 torch 스레드 {threads}개; "
+    "vLLM이 없으면 기록본의 수치)",
 )

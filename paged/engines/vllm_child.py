@@ -304,6 +304,7 @@ def run(req: dict) -> dict:
         "machine": {
             "cpu": cpu_model(),
             "cores": len(os.sched_getaffinity(0)),
+            "threads": torch.get_num_threads(),  # torch's, as the parent asked
             "os": f"{platform.system()} {platform.release()}",
             "python": platform.python_version(),
         },
