@@ -63,6 +63,19 @@ def test_a_stub_gets_not_yet(name, capsys):
     assert capsys.readouterr().out == NOT_YET.format(name=name) + "\n"
 
 
+@pytest.mark.parametrize("name", PLAIN)
+def test_a_not_implemented_error_from_deeper_down_is_no_stub(name, capsys):
+    def helper():
+        raise NotImplementedError("a torch operator the guard has no rule for")
+
+    def answer(*args):
+        return helper()
+
+    assert core.check(ex.SPECS[name], answer, seed=1) is False
+    out = capsys.readouterr().out
+    assert "not yet" not in out and "raised NotImplementedError: a torch operator" in out, out
+
+
 @pytest.mark.parametrize("name", [n for n in PLAIN if not ex.SPECS[n].none_ok])
 def test_none_is_nothing(name, capsys):
     assert core.check(ex.SPECS[name], lambda *args: None, seed=1) is False

@@ -14,7 +14,7 @@ from . import guard
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
 from .slips import of
-from .slips.decode import FACTOR, NO_MAX, _keys
+from .slips.decode import FACTOR, NO_MAX, PAST_LEN, _keys
 from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
@@ -23,8 +23,12 @@ PARAMS = ("q", "k_cache", "v_cache", "block_table_row", "seq_len", "kv_head", "s
 _TOL = {"torch.float32": 1e-3, "torch.float16": 1e-2, "torch.bfloat16": 5e-2}
 
 
-def _scored_cache(seed, num_blocks, block_size, heads, dim, kv_head, scale, offset, spread, dtype):
-    """(q, k_cache, v_cache): in KV head kv_head, slot t scores about offset + spread * N(0, 1)."""
+def _scored_cache(
+    seed, num_blocks, block_size, heads, dim, kv_head, scale, offset, spread, dtype, pad=None
+):
+    """(q, k_cache, v_cache): in KV head kv_head, slot t scores about offset + spread * N(0, 1);
+    `pad` = (block, first slot, score): that block's slots from there on score `score` instead
+    (the empty slots after a sequence's last token, which no answer may read)."""
     import torch
 
     g = torch.Generator().manual_seed(seed)
@@ -33,6 +37,8 @@ def _scored_cache(seed, num_blocks, block_size, heads, dim, kv_head, scale, offs
     k = torch.randn(num_blocks, block_size, heads, dim, generator=g, dtype=torch.float64)
     v = torch.randn(num_blocks, block_size, heads, dim, generator=g, dtype=torch.float64)
     target = offset + spread * torch.randn(num_blocks, block_size, generator=g, dtype=torch.float64)
+    if pad is not None:
+        target[pad[0], pad[1] :] = pad[2]
     rest = k[:, :, kv_head, 1:] @ q[1:]  # (num_blocks, block_size)
     k[:, :, kv_head, 0] = (target / scale - rest) / q[0]
     return q.to(dtype), k.to(dtype), v.to(dtype)
@@ -51,11 +57,15 @@ def _case(
     offset=0.0,
     spread=2.0,
     dtype="float32",
+    pad_score=None,
 ):
     import torch
 
     dtype = getattr(torch, dtype)
-    q, k, v = _scored_cache(seed, num_blocks, bs, heads, dim, kv_head, scale, offset, spread, dtype)
+    pad = None if pad_score is None else (row[(n - 1) // bs], n % bs or bs, pad_score)
+    q, k, v = _scored_cache(
+        seed, num_blocks, bs, heads, dim, kv_head, scale, offset, spread, dtype, pad
+    )
     return (q, k, v, torch.tensor(row), n, kv_head, scale)
 
 
@@ -72,6 +82,8 @@ def _fixed_cases():
         _case(7, 2, 8, [6, 1, 4, -1], 5, kv_head=0, offset=-1500.0),  # all scores near -1500
         _case(8, 4, 9, [0, 4, 2, -1], 9, heads=4, kv_head=2, offset=3000.0, spread=5.0),
         _case(9, 4, 9, rows4, 12, scale=1.0, spread=600.0),  # scores from about -1500 to +1500
+        # the 2 empty slots after the last token would score +2000: no answer may read them
+        _case(12, 4, 9, rows4, 10, scale=1.0, pad_score=2000.0),
         _case(10, 2, 5, [3, -1], 1, dtype="bfloat16"),  # one token in bfloat16: its V, in bf16
         _case(11, 4, 6, [5, 0], 7, heads=1, kv_head=0, dtype="float16"),
     ]
@@ -141,7 +153,26 @@ def _other_shape(got, want) -> bool:
     return hasattr(got, "shape") and tuple(got.shape) != tuple(want.shape)
 
 
+def _scores(args, past=False):
+    """The scores of the sequence's tokens, or (past) of the last block's slots after them."""
+    q, kc, _, row, n, kv_head, scale = args
+    end = -(-n // kc.shape[1]) * kc.shape[1] if past else n
+    return (_keys(kc, row, end, kv_head).double() @ q.double() * scale)[n if past else 0 :]
+
+
+def _nan_past_seq_len(triples) -> bool:
+    """NaN where the answer is finite only on cases whose own scores no exp() overflows on and
+    whose last block's empty slots score far above them (a case built so): what overflowed lies
+    past seq_len."""
+    nan = [a for g, w, a in triples if nan_where_finite(g, w) and _scores(a).abs().max() < 80]
+    past = [_scores(a, past=True) for a in nan]
+    return bool(nan) and all(
+        p.numel() and p.max() > _scores(a).max() + 80 for a, p in zip(nan, past, strict=True)
+    )
+
+
 _SYMPTOMS = (
+    (_nan_past_seq_len, PAST_LEN),
     (on_every(nan_where_finite), NO_MAX),
     (on_every(constant_factor), FACTOR),
     (
@@ -171,7 +202,7 @@ def _same(got, want) -> bool:
 
 def _describe(args) -> str:
     q, kc, _, row, n, kv_head, scale = args
-    scores = _keys(kc, row, n, kv_head).double() @ q.double() * scale
+    scores = _scores(args)
     return (
         f"block_size {kc.shape[1]}, block_table_row {row.tolist()}, seq_len {n}, "
         f"kv_head {kv_head} of {kc.shape[2]}, scale {scale:.4g}, {str(kc.dtype)[6:]} cache, "
@@ -189,9 +220,12 @@ def _show(value) -> str:
 
 
 def _forbid():
+    from torch.nn.attention import flex_attention
+
     from ..attention import reference
 
     return [  # the library's attention, every module of it, and torch's
+        ("torch.nn.attention.flex_attention", flex_attention.flex_attention),
         ("paged.gather_kv", reference.gather_kv),
         ("paged.paged_attention_ref", reference.paged_attention_ref),
         "paged.attention.reference",

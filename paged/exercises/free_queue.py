@@ -208,6 +208,7 @@ def _take_pair(a: CachingAllocator, n: int):
 
 
 _CACHED = [("run", "X", S, None), ("free", "X")]  # three cached blocks at the tail
+_BOTH_FREED = [("free", "X"), ("free", "Y")]
 # (num_blocks, block_size, seed, ops, n)
 _TAKE_STATES = (
     (8, 4, None, _CACHED, 0),  # take nothing
@@ -221,6 +222,9 @@ _TAKE_STATES = (
     # shuffled pools whose running requests hold cached blocks too (never taken)
     (9, 2, 7, [("run", "X", S[:8], None), ("run", "Y", S[:4] + [1] * 5, None), ("free", "Y")], 4),
     (9, 4, 4, [("run", "X", S, None), ("run", "Y", range(9), 1), ("free", "X")], 4),
+    # two requests' cached blocks at the tail, one request's after the other's: the evicted
+    # hashes come in queue order, neither sorted one way nor the other
+    (12, 4, None, [("run", "X", S[:8], None), ("run", "Y", range(8), None)] + _BOTH_FREED, 12),
 )
 
 

@@ -30,6 +30,7 @@ FORBID = [  # hash_block is the learner's to call
     ("paged.prefix_cache.predict_cached", prefix_cache.predict_cached),
     ("paged.exercises.solution", answers.block_hashes),
     "paged.pool",
+    "paged.sequence",  # a request's own hash chain
 ]
 
 AND = msg("{a} and {b}", "{a} 및 {b}")
@@ -144,6 +145,7 @@ CASES = [
     (([1, 2, 3], [1, 2, 3, 4]), 4),  # block size past the prompt, then exactly one block
     (([1, 2, 3, 4, 5, 6], [3, 4, 1, 2, 5, 6], [5, 6, 3, 4, 1, 2]), 2),  # the same blocks reordered
     (([5, 6, 5, 6], [7, 8, 7, 8]), 2),  # a block repeated: each prompt's own, twice over
+    ((list(range(200)),), 1),  # 200 prefixes, 200 hashes: a hash of a few bits collides here
 ]
 
 

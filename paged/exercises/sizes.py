@@ -59,7 +59,7 @@ BYTES_PER_TOKEN = Spec(
     answer=_bytes_per_token_truth,
     draw=draws(_bytes_per_token_case, _bytes_per_token_truth),
     slips=of("kv_bytes"),
-    forbid=["paged.kv"],
+    forbid=["paged.kv", "paged.model.llama"],  # the model has its own KV bytes per token
     contract=lambda got, args: integer(got),
     doc="fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).",
 )
@@ -106,7 +106,7 @@ POW2_RESERVATION = Spec(
     answer=_pow2_reservation_truth,
     draw=draws(_pow2_reservation_case, _pow2_reservation_truth),
     slips=of("pow2"),
-    forbid=["paged.contiguous", "paged.pool"],
+    forbid=["paged.contiguous", "paged.pool", "paged.attention.launch"],  # a pow2 of its own
     contract=lambda got, args: integer(got),
     doc="""fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1).""",
 )
@@ -139,6 +139,11 @@ _RUNS = (
         dict(kv_slots=24, block_size=4),
         "preempted",
     ),  # two preemptions; it ends with the step of the last one
+    (
+        [Request(0, 1, 3, 1), Request(1, 12, 5, 5), Request(2, 5, 7), Request(3, 4, 4, 5)],
+        "paged",
+        dict(kv_slots=24, block_size=1),
+    ),  # steps 7 and 12: requests wait and none runs (the running ones were all preempted)
 )
 
 
