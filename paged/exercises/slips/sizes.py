@@ -68,8 +68,9 @@ POW2 = {
     "pow2.no_cap": (
         lambda p, o, m: p + next_pow2(o),
         msg(
-            "you never capped it: a reservation is at most max_seq_len slots.",
-            "상한을 두지 않았습니다. 예약은 최대 max_seq_len 슬롯입니다.",
+            "your reservation came out above max_seq_len: a reservation is at most max_seq_len "
+            "slots, whatever the rounding gives.",
+            "예약이 max_seq_len보다 큽니다. 올림 결과가 무엇이든 예약은 최대 max_seq_len 슬롯입니다.",
         ),
     ),
     "pow2.no_prompt": (
