@@ -158,17 +158,13 @@ def check_option_names(options) -> None:
     unknown = sorted(set(options) - set(known))
     if not unknown:
         return
-    chunk = any("chunk" in name for name in unknown)
-    raise TypeError(
-        f"unknown option {unknown[0]!r}"
-        + (
+    why = f"unknown option {unknown[0]!r}"
+    if any("chunk" in name for name in unknown):
+        why += (
             ": chunked prefill has no switch; under rules='vllm-v1' a prefill longer than what is "
             "left of max_num_batched_tokens is chunked (the course's own rules never chunk)"
-            if chunk
-            else ""
         )
-        + f"; the options are {', '.join(known)}"
-    )
+    raise TypeError(f"{why}; the options are {', '.join(known)}")
 
 
 def settle(

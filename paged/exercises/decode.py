@@ -164,11 +164,9 @@ def _nan_past_seq_len(triples) -> bool:
     """NaN where the answer is finite only on cases whose own scores no exp() overflows on and
     whose last block's empty slots score far above them (a case built so): what overflowed lies
     past seq_len."""
-    nan = [a for g, w, a in triples if nan_where_finite(g, w) and _scores(a).abs().max() < 80]
-    past = [_scores(a, past=True) for a in nan]
-    return bool(nan) and all(
-        p.numel() and p.max() > _scores(a).max() + 80 for a, p in zip(nan, past, strict=True)
-    )
+    nan = [(_scores(a), a) for g, w, a in triples if nan_where_finite(g, w)]
+    small = [(s, _scores(a, past=True)) for s, a in nan if s.abs().max() < 80]
+    return bool(small) and all(p.numel() and p.max() > s.max() + 80 for s, p in small)
 
 
 _SYMPTOMS = (

@@ -254,8 +254,9 @@ PROMPT_TOKENS_AXIS = msg(
 
 def draw_caching_savings(savings, ax=None, title=None):
     """Prompt tokens each run computed (first prefill, again after preemption) and found cached
-    (at first admission, again when resumed after a preemption), one stacked bar per run, its peak batch, steps and preemptions beside its name; the
-    workload and pool (`savings.assumptions`) below. Takes `experiments.caching_savings`'s
+    (at first admission, again when resumed after a preemption), one stacked bar per run, its
+    peak batch, steps and preemptions beside its name; the workload and pool
+    (`savings.assumptions`) below. Takes `experiments.caching_savings`'s
     result."""
     ax = _axes(ax, (9, 3.4))
     runs, widest = savings.runs, 1
