@@ -169,8 +169,8 @@ def bad_inputs():
     yield "block_table", dict(block_table=table.long())
     yield "3 rows", dict(block_table=torch.cat([table, table[:1]]))
     yield "seq_lens", dict(seq_lens=lens.long())
-    yield r"seq_lens must be in \[0, 16\]", dict(seq_lens=torch.tensor([5, 17], dtype=torch.int32))
-    yield r"got min -1", dict(seq_lens=torch.tensor([-1, 9], dtype=torch.int32))
+    yield r"seq_lens must be in \[0, 16\]", dict(seq_lens=lens.new_tensor([5, 17]))
+    yield r"got min -1", dict(seq_lens=lens.new_tensor([-1, 9]))
     bad = table.clone()
     bad[1, 0] = 99
     yield "block ids outside", dict(block_table=bad)
@@ -371,7 +371,9 @@ def test_the_balanced_kernel_plans_its_chunks_like_the_python_plan():
     for n, (_, count, length) in zip(lens, want, strict=True):
         assert length % tile == 0 and (count - 1) * length < n <= count * length or n == count == 0
     units = 2 * sum(count for _, count, _ in want)
-    assert units > grid and units <= max_balanced_units(len(lens), 2, grid)  # programs loop
+    assert units <= max_balanced_units(len(lens), 2, grid)
+    if ran.out.device.type == "cpu":  # the interpreter's small grid: programs loop over units
+        assert units > grid  # (a GPU's grid, one wave per SM, outnumbers these 20 units)
     assert_close(ran.out, paged_attention_ref(*case), torch.float32)
 
 
@@ -407,7 +409,7 @@ def test_unchecked_lengths_and_ids_stay_inside_memory(variant, split):
     opts = dict(split=split, partition_size=16, check_values=False, variant=variant)
     filled = torch.where(table >= 0, table, 0)  # -1 padding past the length: block 0 too
     got = paged_attention(q, k, v, table, too_long, **opts)
-    want = paged_attention_ref(q, k, v, filled, torch.tensor([capacity, 6], dtype=torch.int32))
+    want = paged_attention_ref(q, k, v, filled, lens.new_tensor([capacity, 6]))
     assert_close(got, want, torch.float32)
     got = paged_attention(q, k, v, holed, lens, **opts)
     assert_close(
