@@ -3,7 +3,9 @@ required tl.dot that reaches the output, each program storing its own share, eve
 watched (atomics too), the maximum that moves late, the given maximum read; and `try_kernel`.
 
 Each wrong kernel here (below, or a VARIANT of test_exercises_triton.py's kernels) gets the right
-values (or would on the cases of before), so only the observation rejects it. Tiny shapes:
+values (or would on the cases of before), so only the observation rejects it. On a GPU the
+checkers and try_kernel observe in a child process under the interpreter, so these run there too
+(the one test that drives a Watch in this process needs the interpreter here). Tiny shapes:
 Triton's CPU interpreter is slow.
 """
 
@@ -12,13 +14,11 @@ import pytest
 from paged.attention import backend  # sets TRITON_INTERPRET=1 before triton is imported
 
 pytestmark = [
-    pytest.mark.skipif(
-        backend() != "interpreter", reason="the watch observes kernels under the CPU interpreter"
-    ),
+    pytest.mark.skipif(backend() == "unavailable", reason="Triton is not installed"),
     pytest.mark.usefixtures("english"),  # conftest.py
 ]
 
-if backend() == "interpreter":
+if backend() != "unavailable":
     import triton
     import triton.language as tl
     from test_exercises_triton import Variant, copy_v, dot_v, gqa_v, known_v, online_v, stamp_v
@@ -85,6 +85,11 @@ def test_program_0_doing_the_whole_grid_is_rejected(puzzle, capsys):
 
 @pytest.mark.parametrize("variant", ["add", "max", "min", "cas"])
 def test_an_unmasked_read_through_an_atomic_is_rejected(variant, capsys):
+    version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+    if variant == "cas" and version < (3, 9):  # 3.6.0's refuses a block of them (seen on a GPU)
+        pytest.skip(
+            f"Triton {triton.__version__}'s interpreter cannot run tl.atomic_cas on a block"
+        )
     _rejected(
         ex.check_copy_kernel,
         Variant(copy_v, variant),
@@ -99,6 +104,7 @@ def test_a_load_without_a_mask_argument_goes_through_the_watch(capsys):
     _rejected(ex.check_copy_kernel, unmasked, capsys, "loaded x[", "unmasked load")
 
 
+@pytest.mark.skipif(backend() != "interpreter", reason="a Watch in this process: the interpreter")
 def test_the_watch_records_what_each_program_touched():
     import torch
 

@@ -4,13 +4,20 @@ told "not yet".
 
 One kernel per puzzle with a VARIANT switch plays the learner: "right" (written apart from the
 model answer), each typical mistake, and "stub" (it returns at once, as a stub with no code
-writes nothing; one stub as the chapter gives it, `stub_copy`, stays). Everything runs under Triton's CPU interpreter here and
-on the GPU where there is one. A GPU shows no address, so the mistakes that only the
-interpreter's address check can see (an unmasked load whose value never reaches the output) are
-asserted where the interpreter runs.
+writes nothing; one stub as the chapter gives it, `stub_copy`, stays). `Variant` makes each a
+kernel of its own, in a file, as a learner's is. Every mistake is asserted everywhere: the
+checker judges under Triton's CPU interpreter here, and on a GPU in a child process under it
+(`paged.exercises.kernel_child`), so even an unmasked load whose value never reaches the output
+is seen on both.
 """
 
 import functools
+import importlib.util
+import inspect
+import re
+import tempfile
+import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -21,7 +28,6 @@ pytestmark = [
     pytest.mark.skipif(backend() == "unavailable", reason="Triton is not installed"),
     pytest.mark.usefixtures("english"),  # conftest.py
 ]
-INTERPRETED = backend() == "interpreter"
 
 if backend() != "unavailable":
     import triton
@@ -536,14 +542,28 @@ if backend() != "unavailable":
         """The chapter's stub as it is given: the signature and a docstring, no code."""
 
 
-class Variant:
-    """A VARIANT of a test kernel, launched as the checker launches the learner's: k[grid](...)."""
+@functools.cache
+def Variant(kernel, variant: str):
+    """A VARIANT of a test kernel as a kernel of its own, as a learner hands one in: its source
+    in a file, with V a global tl.constexpr instead of a parameter (on a GPU the checker sends
+    such a kernel to the interpreter in a child process, source and globals)."""
+    src = re.sub(r",\s*V: tl\.constexpr", "", textwrap.dedent(inspect.getsource(kernel.fn)))
+    return typed(f"V = tl.constexpr({variant!r})\n\n\n{src}", f"{kernel.fn.__name__}_{variant}")[
+        kernel.fn.__name__
+    ]
 
-    def __init__(self, kernel, variant):
-        self.kernel, self.variant, self.fn = kernel, variant, kernel.fn
 
-    def __getitem__(self, grid):
-        return functools.partial(self.kernel[grid], V=self.variant)
+def typed(source: str, stem: str) -> dict:
+    """The names `source` defines, run as a chapter's cell runs it (triton and tl imported), from
+    a file: a GPU compiles a @triton.jit function only when it can read its source."""
+    path = VARIANTS / f"{stem}.py"
+    path.write_text(f"import triton\nimport triton.language as tl\n\n{source}")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(stem, path))
+    module.__spec__.loader.exec_module(module)
+    return vars(module)
+
+
+VARIANTS = Path(tempfile.mkdtemp(prefix="paged-variants-"))
 
 
 # puzzle (check_<puzzle>): (kernel with variants, {variant: (hint phrase, seen on a GPU too)})
@@ -551,142 +571,142 @@ PUZZLES = {
     "stamp_kernel": (
         "stamp_v",
         {
-            "same_block": ("every program wrote the same first BLOCK elements", True),
-            "offsets": ("each element holds its own index", True),
-            "pid_plus": ("neighbouring programs start one element apart", True),
+            "same_block": "every program wrote the same first BLOCK elements",
+            "offsets": "each element holds its own index",
+            "pid_plus": "neighbouring programs start one element apart",
         },
     ),
     "copy_kernel": (
         "copy_v",
         {
-            "le": ("one lane too many got through your mask", True),
-            "unmasked_load": ("unmasked load", False),
-            "unmasked_store": ("the last program's lanes past n stored too", True),
-            "no_pid": ("every program copied the same ones", True),
-            "writes_x": ("your kernel wrote into x[0], an input", True),
+            "le": "one lane too many got through your mask",
+            "unmasked_load": "unmasked load",
+            "unmasked_store": "the last program's lanes past n stored too",
+            "no_pid": "every program copied the same ones",
+            "writes_x": "your kernel wrote into x[0], an input",
         },
     ),
     "copy_2d_kernel": (
         "copy_2d_v",
         {
-            "one_d": ("a 1-D mask on a 2-D tile", True),
-            "rows_only": ("columns c >= N got through your mask", True),
-            "cols_only": ("rows r >= M got through your mask", True),
-            "stride_n": ("x is a view of a wider buffer", True),
-            "out_stride": ("rows of out landed in the wrong places", True),
-            "axes": ("program_id(0) numbers the row tiles", True),
-            "unmasked_load": ("unmasked load", False),
+            "one_d": "a 1-D mask on a 2-D tile",
+            "rows_only": "columns c >= N got through your mask",
+            "cols_only": "rows r >= M got through your mask",
+            "stride_n": "x is a view of a wider buffer",
+            "out_stride": "rows of out landed in the wrong places",
+            "axes": "program_id(0) numbers the row tiles",
+            "unmasked_load": "unmasked load",
         },
     ),
     "row_softmax_kernel": (
         "softmax_v",
         {
-            "pad_zero": ("took part in the max and the sum", False),
-            "no_max": ("exp(x) overflows float32", True),
-            "no_sum": ("each row's outputs do not add up to 1", True),
-            "f64_no_max": ("exp(x) overflows float32", True),
-            "unmasked_load": ("unmasked load", False),
-            "unmasked_store": ("lanes past N stored too", True),
+            "pad_zero": "took part in the max and the sum",
+            "no_max": "exp(x) overflows float32",
+            "no_sum": "each row's outputs do not add up to 1",
+            "f64_no_max": "exp(x) overflows float32",
+            "unmasked_load": "unmasked load",
+            "unmasked_store": "lanes past N stored too",
         },
     ),
     "dot_kernel": (
         "dot_v",
         {
-            "no_loop": ("right when K ≤ BK", True),
-            "no_k_mask": ("unmasked load", True),
-            "widths": ("stride_a, stride_b and stride_out", True),
-            "unmasked_store": ("you wrote outside out's M rows and N columns", True),
-            "unmasked_rows": ("unmasked load", False),
-            "fp16_acc": ("rounded to fewer bits", True),
+            "no_loop": "right when K ≤ BK",
+            "no_k_mask": "unmasked load",
+            "widths": "stride_a, stride_b and stride_out",
+            "unmasked_store": "you wrote outside out's M rows and N columns",
+            "unmasked_rows": "unmasked load",
+            "fp16_acc": "rounded to fewer bits",
         },
     ),
     "gather_kernel": (
         "gather_v",
         {
-            "table_by_position": ("looked the block table up by token position", True),
-            "no_modulo": ("the offset inside a block came out larger", True),
-            "no_table": ("as if the cache were contiguous", True),
-            "slot_not_times_row": ("rows of different tokens overlap", True),
-            "block_plus_offset": ("slots of neighbouring blocks overlap", True),
-            "unmasked_store": ("the last tile stored past the end", True),
-            "one_d": ("a 1-D mask on a 2-D tile", True),
-            "unmasked_load": ("unmasked load", False),
+            "table_by_position": "looked the block table up by token position",
+            "no_modulo": "the offset inside a block came out larger",
+            "no_table": "as if the cache were contiguous",
+            "slot_not_times_row": "rows of different tokens overlap",
+            "block_plus_offset": "slots of neighbouring blocks overlap",
+            "unmasked_store": "the last tile stored past the end",
+            "one_d": "a 1-D mask on a 2-D tile",
+            "unmasked_load": "unmasked load",
         },
     ),
     "tile_scores_kernel": (
         "scores_v",
         {
-            "no_neg_inf": ("the spec asks for -inf there", True),
-            "no_scale": ("the scale is missing", True),
-            "head0": ("right only for kv_head 0", True),
-            "slot_heads": ("tokens' rows overlap", True),
-            "table_by_position": ("looked the block table up by token position", True),
-            "unmasked_load": ("unmasked load", False),
+            "no_neg_inf": "the spec asks for -inf there",
+            "no_scale": "the scale is missing",
+            "head0": "right only for kv_head 0",
+            "slot_heads": "tokens' rows overlap",
+            "table_by_position": "looked the block table up by token position",
+            "unmasked_load": "unmasked load",
         },
     ),
     "known_max_kernel": (
         "known_v",
         {
-            "no_divide": ("softmax weights add up to 1", True),
-            "no_subtract": ("leaves float32's range", True),
-            "no_mask": ("lanes past seq_len in the last tile", True),
-            "no_scale": ("attention gives with scale = 1", True),
-            "fp16_acc": ("float16's precision", True),
-            "writes_m": ("wrote into m[0, 0], an input", True),
-            "head_mod": ("query heads read the wrong KV heads", True),
-            "unmasked_v": ("unmasked load", True),
-            "tile_max": ("each tile's own maximum, not the m you were given", True),
+            "no_divide": "softmax weights add up to 1",
+            "no_subtract": "leaves float32's range",
+            "no_mask": "lanes past seq_len in the last tile",
+            "no_scale": "attention gives with scale = 1",
+            "fp16_acc": "float16's precision",
+            "writes_m": "wrote into m[0, 0], an input",
+            "head_mod": "query heads read the wrong KV heads",
+            "unmasked_v": "unmasked load",
+            "tile_max": "each tile's own maximum, not the m you were given",
         },
     ),
     "online_softmax_kernel": (
         "online_v",
         {
-            "no_rescale": ("you never rescale", True),
-            "tile_max": ("each tile's own max", True),
-            "l_only": ("you rescale l_i but not acc", True),
-            "acc_only": ("you rescale acc but not l", True),
-            "no_mask": ("got a score of 0.0 and a weight", True),
-            "old_max": ("a running max that is still -inf", True),
-            "no_max": ("exp(s) overflows", True),
-            "f64_no_max": ("exp(s) overflows", True),
-            "zero_max": ("far below 0", True),
-            "no_scale": ("attention gives with scale = 1", True),
-            "fp16_acc": ("float16's precision", True),
-            "writes_q": ("an input", True),
-            "head_mod": ("query heads read the wrong KV heads", True),
-            "unmasked_v": ("unmasked load", True),
+            "no_rescale": "you never rescale",
+            "tile_max": "each tile's own max",
+            "l_only": "you rescale l_i but not acc",
+            "acc_only": "you rescale acc but not l",
+            "no_mask": "got a score of 0.0 and a weight",
+            "old_max": "a running max that is still -inf",
+            "no_max": "exp(s) overflows",
+            "f64_no_max": "exp(s) overflows",
+            "zero_max": "far below 0",
+            "no_scale": "attention gives with scale = 1",
+            "fp16_acc": "float16's precision",
+            "writes_q": "an input",
+            "head_mod": "query heads read the wrong KV heads",
+            "unmasked_v": "unmasked load",
         },
     ),
     "gqa_scores_kernel": (
         "gqa_v",
         {
-            "head_mod": ("query heads read the wrong KV heads", True),
-            "all_rows": ("rows past GROUP", True),
-            "first_only": ("only the first query head of each group has its scores", True),
-            "no_neg_inf": ("the spec asks for -inf there", True),
-            "no_scale": ("the scale is missing", True),
-            "unmasked_q": ("unmasked load", False),
-            "sum_loop": ("no tl.dot call", True),
-            "fp16": ("not to float32 precision", True),
+            "head_mod": "query heads read the wrong KV heads",
+            "all_rows": "rows past GROUP",
+            "first_only": "only the first query head of each group has its scores",
+            "no_neg_inf": "the spec asks for -inf there",
+            "no_scale": "the scale is missing",
+            "unmasked_q": "unmasked load",
+            "sum_loop": "no tl.dot call",
+            "fp16": "not to float32 precision",
         },
     ),
     "merge_kernel": (
         "merge_v",
         {
-            "no_max": ("left the float range", True),
-            "f64_no_max": ("left the float range", True),
-            "first_lse": ("left the float range", True),
-            "mean_lse": ("left the float range", True),
-            "writes_lse": ("wrote into part_lse[", True),
-            "pad_zero": ("came back with lse 0.0 and took a weight", False),
-            "no_norm": ("the weights do not add up to 1", True),
-            "mean": ("not 1 / num_parts", True),
-            "unmasked_lse": ("unmasked load", False),
-            "unmasked_out": ("unmasked load", False),
+            "no_max": "left the float range",
+            "f64_no_max": "left the float range",
+            "first_lse": "left the float range",
+            "mean_lse": "left the float range",
+            "writes_lse": "wrote into part_lse[",
+            "pad_zero": "came back with lse 0.0 and took a weight",
+            "no_norm": "the weights do not add up to 1",
+            "mean": "not 1 / num_parts",
+            "unmasked_lse": "unmasked load",
+            "unmasked_out": "unmasked load",
         },
     ),
 }
-MISTAKES = [(p, v, *hint) for p, (_, wrong) in PUZZLES.items() for v, hint in wrong.items()]
+MISTAKES = [(p, v, hint) for p, (_, wrong) in PUZZLES.items() for v, hint in wrong.items()]
 
 
 def test_every_puzzle_checker_and_answer_is_tested():
@@ -694,7 +714,7 @@ def test_every_puzzle_checker_and_answer_is_tested():
     assert exported == set(PUZZLES)
     assert set(basic_answers.__all__) | set(kernel_answers.__all__) == set(PUZZLES)
     assert all(len(wrong) >= 3 for _, wrong in PUZZLES.values())
-    assert sum("unmasked load" in h for _, _, h, _ in MISTAKES) >= 8  # the loads, checked
+    assert sum("unmasked load" in h for _, _, h in MISTAKES) >= 8  # the loads, checked
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
@@ -717,14 +737,12 @@ def test_no_right_answer_looks_like_an_output_never_written():
 
 
 @pytest.mark.parametrize(
-    "puzzle, variant, hint, gpu_sees", MISTAKES, ids=[f"{p}-{v}" for p, v, _, _ in MISTAKES]
+    "puzzle, variant, hint", MISTAKES, ids=[f"{p}-{v}" for p, v, _ in MISTAKES]
 )
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's exp overflow, on purpose
 def test_typical_mistake_rejected_with_the_hint_that_names_it(
-    puzzle, variant, hint, gpu_sees, capsys, monkeypatch
+    puzzle, variant, hint, capsys, monkeypatch
 ):
-    if not (INTERPRETED or gpu_sees):
-        pytest.skip("only the interpreter shows this one: an address, or 0.0 in masked lanes")
     from paged.exercises.triton_checks import Watch
 
     record, astray = Watch._record, []
@@ -834,6 +852,38 @@ def test_a_one_d_mask_that_does_not_broadcast_is_named(capsys):
     assert "tile: your kernel did not run:" in printed and "needs [:, None]" in printed
 
 
+def test_a_gpu_compile_error_is_hinted_by_its_own_words_not_the_source_it_quotes(capsys):
+    import ast
+
+    from triton.compiler.errors import CompilationError
+
+    from paged.exercises.kernel_launch import launch
+    from paged.exercises.triton_checks import Watch
+
+    src = inspect.getsource(one_d_mask.fn)  # its signature says tl.constexpr: not the error
+    node = ast.parse("x").body[0]
+    node.lineno, node.col_offset = 4, 4
+
+    def compile_fails():
+        raise CompilationError(src, node, "ValueError('Cannot broadcast, rank mismatch')")
+
+    assert launch("tile", Watch(), compile_fails) is False
+    printed = capsys.readouterr().out
+    assert printed.startswith("tile: your kernel did not run: CompilationError: at 4:4: Value")
+    assert "needs [:, None]" in printed and "def one_d_mask" not in printed
+
+
+def test_an_interpreter_that_numpy_broke_is_named_as_not_the_learners_fault(capsys):
+    from paged.exercises.kernel_launch import launch
+    from paged.exercises.triton_checks import Watch
+
+    def interpreter_fails():  # what Triton 3.6.0's interpreter raised beside NumPy 2.5.2
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+
+    assert launch("copy_kernel", Watch(), interpreter_fails) is False
+    assert "not your kernel's fault" in capsys.readouterr().out
+
+
 def test_a_kernel_that_does_not_compile_is_reported_with_a_hint(capsys):
     @triton.jit
     def arange_of_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -862,6 +912,4 @@ def test_solution_prints_the_kernel_as_typed_into_a_chapter(puzzle, capsys):
     answers.solution(puzzle)
     source = capsys.readouterr().out
     assert source.startswith("@triton.jit\ndef " + puzzle + "(")
-    namespace = {"triton": triton, "tl": tl}  # what a chapter has imported
-    exec(source, namespace)
-    assert getattr(ex, f"check_{puzzle}")(namespace[puzzle]) is True
+    assert getattr(ex, f"check_{puzzle}")(typed(source, f"typed_{puzzle}")[puzzle]) is True

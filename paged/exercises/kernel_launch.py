@@ -19,6 +19,19 @@ DID_NOT_RUN = msg(
 )
 ERROR_HINTS = (
     (
+        "only 0-dimensional arrays can be converted",  # seen: Triton 3.6.0 with NumPy 2.5.2
+        msg(
+            "this one is not your kernel's fault: older Triton interpreters fail with NumPy 2.4 "
+            "and later, which no longer turns a one-element array into a number (Triton issue "
+            '9171; newer Triton releases are fixed). Install `pip install "numpy<2.4"` or a newer '
+            "triton, restart the kernel, and run the check again.",
+            "이 오류는 여러분 커널의 잘못이 아닙니다. 오래된 Triton 인터프리터는 원소 하나짜리 배열을 "
+            "더 이상 수로 바꿔 주지 않는 NumPy 2.4 이상에서 실패합니다(Triton 이슈 9171, 새 Triton "
+            '릴리스에서 고쳐짐). `pip install "numpy<2.4"`나 새 triton을 설치하고 커널을 다시 '
+            "시작한 뒤 검사를 다시 실행하세요.",
+        ),
+    ),
+    (
         "power of 2",
         msg(
             "tl.arange(0, B) needs B to be a power of two: round the tile up (the launcher does it "
@@ -98,15 +111,29 @@ def launch(name: str, watch, run, *args, **kwargs) -> bool:
         if isinstance(exc, NotImplementedError) or "NotImplementedError" in text:
             print(STILL_A_STUB.format(name=name))  # the interpreter wraps it: by its name
             return False
-        print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {text[:300]}"))
+        said = _said(exc)
+        print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {said[:300]}"))
         hint = next(
             (
                 h
                 for keys, h in ERROR_HINTS
-                if any(k in text for k in ((keys,) if isinstance(keys, str) else keys))
+                if any(k in said for k in ((keys,) if isinstance(keys, str) else keys))
             ),
             RUN_BY_HAND,
         )
         print(HINT.format(hint=hint))
         return False
     return True
+
+
+def _said(exc: BaseException) -> str:
+    """What the error says, in one line. A GPU compile error (Triton's CompilationError) quotes
+    the kernel's lines, whose `tl.constexpr` would match every hint's phrase and fill the 300
+    characters shown: here it is its place and its own words (`error_message`, and the error it
+    was raised from)."""
+    if not hasattr(exc, "error_message"):
+        return " ".join(str(exc).split())
+    node = getattr(exc, "node", None)
+    where = f"at {node.lineno}:{node.col_offset}: " if hasattr(node, "lineno") else ""
+    said = [str(exc.error_message or "")] + [str(e) for e in (exc.__cause__, exc.__context__) if e]
+    return where + " ".join(" ".join(dict.fromkeys(said)).split())

@@ -29,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from . import kernel_child
 from .core import fresh_seed
 from .guard import forbidden
 from .kernel_launch import launch
@@ -141,6 +142,10 @@ def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
         print(_NOT_A_KERNEL.format(name=name, got=type(kernel).__name__))
         return False
     seed = fresh_seed(seed)
+    if kernel_child.apart():  # a GPU here: judged under the interpreter, in a child
+        verdict = kernel_child.judge("check", spec, kernel, seed)
+        if verdict is not kernel_child.NOT_PORTABLE:
+            return verdict
     rng = random.Random(seed)
     plan = [(p, 1000 + i) for i, p in enumerate(spec.fixed)]
     if spec.draw is not None:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..text import msg
+from . import kernel_child
 from .guard import forbidden
 from .kernel_launch import launch
 from .triton_checks import SENTINEL, interpreted, is_kernel, same
@@ -78,6 +79,10 @@ def trial(kernel, puzzle: str | None = None) -> Trial | None:
     if name not in specs:
         raise ValueError(UNKNOWN.format(name=name, known=sorted(specs)))
     spec = specs[name]
+    if kernel_child.apart():  # a GPU here: run under the interpreter, in a child, and drawn
+        ran = kernel_child.judge("try", spec, kernel)
+        if ran is not kernel_child.NOT_PORTABLE:
+            return ran
     case = spec.build(spec.fixed[0], 1000)  # check_kernel's first case, the same data
     case.watch.accesses = []
     with forbidden(spec.forbid):

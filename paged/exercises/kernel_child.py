@@ -1,0 +1,180 @@
+"""On a CUDA GPU, a Triton puzzle is judged under the CPU interpreter, in a child process.
+
+Two reasons. A learner's kernel that reads far past its tensors on a GPU does not just give a
+wrong value: the launch fails with "an illegal memory access was encountered", and CUDA refuses
+every later call in that process, so the notebook must be restarted and loses its state (seen on
+an H200, the first GPU run of the checkers). And what the checker watches (which lanes each
+program loaded and stored, whose share a store hit, whether the tl.dot fed the output) exists only
+under the interpreter. So where this process compiles kernels for a GPU, `check_kernel` and
+`trial` hand the kernel to `judge`: it writes the kernel's source, with the globals it names,
+into a module in a temporary folder, and runs a fresh Python with TRITON_INTERPRET=1 on it
+(`python -m paged.exercises.kernel_child DIR`), which checks it exactly as a machine without a GPU
+does and prints the same verdict; the parent relays that text and returns the child's result.
+
+A kernel is portable when each global its code names is a module, another @triton.jit function
+(its source travels too), a `tl.constexpr`, or a plain constant (int, float, bool, str, None, or
+a tuple of them). Otherwise `judge` returns `NOT_PORTABLE` and the caller checks the kernel in
+this process, compiled, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import os
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+from pathlib import Path
+
+from ..text import msg
+from .triton_checks import interpreted
+
+__all__: list[str] = []  # kernel_runner and kernel_try call judge
+
+NOT_PORTABLE = object()  # judge's answer for a kernel whose globals cannot travel
+MODULE = "learner_kernel"  # the module the child writes and imports
+TIMEOUT_S = 600
+TIMED_OUT = msg(
+    "{name}: your kernel ran for more than {seconds} s under Triton's CPU interpreter on the "
+    "puzzle's small cases and was stopped (a loop whose bound never ends?).",
+    "{name}: 퍼즐의 작은 사례에서 여러분의 커널이 Triton의 CPU 인터프리터로 {seconds}초 넘게 실행되어 "
+    "중단했습니다(끝나지 않는 반복문이 있나요?).",
+)
+CHILD_FAILED = msg(
+    "{name}: the interpreter's process that checks your kernel stopped without a verdict "
+    "(exit status {code}): {tail}",
+    "{name}: 커널을 검사하는 인터프리터 프로세스가 판정 없이 멈췄습니다(종료 상태 {code}): {tail}",
+)
+
+
+def apart() -> bool:
+    """Whether kernels are judged in a child: this process compiles them for a GPU."""
+    return not interpreted()
+
+
+def _source(fn) -> str:
+    """fn's source from its `def` on, dedented (decorators dropped: the child adds its own)."""
+    src = textwrap.dedent(inspect.getsource(fn))
+    start = re.search(rf"^def\s+{re.escape(fn.__name__)}\s*\(", src, re.MULTILINE)
+    if start is None:
+        raise ValueError(f"no 'def {fn.__name__}(' in its source")
+    return src[start.start() :]
+
+
+def _names(src: str) -> set[str]:
+    """Every name the source reads, its signature's annotations and defaults included."""
+    return {node.id for node in ast.walk(ast.parse(src)) if isinstance(node, ast.Name)}
+
+
+def _literal(value) -> str | None:
+    """value as Python source when it reads back as itself, else None."""
+    try:
+        text = repr(value)
+        return text if ast.literal_eval(text) == value else None
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return None
+
+
+def _jitted(obj) -> bool:
+    """A @triton.jit function itself (not a wrapper around one): its source can travel."""
+    kinds = ("JITFunction", "InterpretedFunction")
+    return type(obj).__name__ in kinds and isinstance(getattr(obj, "fn", None), types.FunctionType)
+
+
+def module_text(kernel) -> str | None:
+    """The module the child imports: kernel's globals, its helpers' sources, its own source
+    (decorated with @triton.jit), named as in the learner's code; None when it cannot travel."""
+    if not _jitted(kernel):
+        return None
+    header, bodies, seen = ["import importlib", "import triton"], [], set()
+
+    def add(fn) -> bool:
+        if fn.__name__ in seen:
+            return True
+        seen.add(fn.__name__)
+        try:
+            src = _source(fn)
+        except (OSError, TypeError, ValueError):
+            return False
+        for name in sorted(_names(src) & set(fn.__globals__)):
+            value = fn.__globals__[name]
+            if isinstance(value, types.ModuleType):
+                header.append(f"{name} = importlib.import_module({value.__name__!r})")
+            elif _jitted(value):
+                if not add(value.fn):
+                    return False
+            elif type(value).__name__ == "constexpr" and _literal(value.value) is not None:
+                header.append(f"{name} = triton.language.constexpr({_literal(value.value)})")
+            elif _literal(value) is not None:
+                header.append(f"{name} = {_literal(value)}")
+            else:
+                return False
+        bodies.append("@triton.jit\n" + src)
+        return True
+
+    if not add(kernel.fn):
+        return None
+    return "\n".join(dict.fromkeys(header)) + "\n\n\n" + "\n\n".join(bodies)
+
+
+def judge(op: str, spec, kernel, seed: int | None = None):
+    """Run `op` ("check": check_kernel's bool; "try": trial's Trial or None) on `kernel` for the
+    puzzle `spec` in a child under the interpreter; its printed verdict is printed here. Returns
+    NOT_PORTABLE when the kernel cannot travel (module docstring), or when `spec` is not the
+    registry's (the child knows a puzzle by its name)."""
+    from . import SPECS
+
+    text = module_text(kernel)
+    if text is None or SPECS.get(spec.name) is not spec:
+        return NOT_PORTABLE
+    puzzle = spec.name
+    with tempfile.TemporaryDirectory(prefix="paged-kernel-") as tmp:
+        folder = Path(tmp)
+        (folder / f"{MODULE}.py").write_text(text)
+        job = dict(op=op, puzzle=puzzle, kernel=kernel.fn.__name__, seed=seed)
+        (folder / "job.pkl").write_bytes(pickle.dumps(job))
+        env = dict(os.environ, TRITON_INTERPRET="1", PYTHONUNBUFFERED="1")
+        here = str(Path(__file__).resolve().parents[2])  # the folder that holds `paged`
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+        cmd = [sys.executable, "-m", "paged.exercises.kernel_child", str(folder)]
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            print(TIMED_OUT.format(name=puzzle, seconds=TIMEOUT_S))
+            return False if op == "check" else None
+        print(done.stdout, end="")
+        result = folder / "result.pkl"
+        if done.returncode or not result.exists():
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+            print(CHILD_FAILED.format(name=puzzle, code=done.returncode, tail=tail))
+            return False if op == "check" else None
+        return pickle.loads(result.read_bytes())
+
+
+def main(folder: str) -> None:
+    """The child: import the learner's module, run the job, write what it returned."""
+    import paged.attention  # noqa: F401  (chooses the interpreter before triton loads)
+
+    from . import SPECS
+    from .kernel_runner import check_kernel
+    from .kernel_try import trial
+
+    path = Path(folder)
+    job = pickle.loads((path / "job.pkl").read_bytes())
+    sys.path.insert(0, str(path))
+    kernel = getattr(importlib.import_module(MODULE), job["kernel"])
+    if job["op"] == "check":
+        result = check_kernel(SPECS[job["puzzle"]], kernel, job["seed"])
+    else:
+        result = trial(kernel, job["puzzle"])
+    (path / "result.pkl").write_bytes(pickle.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
