@@ -15,7 +15,9 @@ that runs, where the puzzle asks for one; the inputs each program must read (`Ca
 under the interpreter). Where a tl.dot is asked for, once every case passed, the first case runs
 again with every tl.dot result perturbed (under the interpreter): an output that does not move
 means the dot never reached it. A wrong answer gets the first spec hint whose predicate holds,
-and otherwise a symptom: what the output got wrong, never how to fix it.
+and otherwise a symptom: what the output got wrong, never how to fix it. On a CUDA GPU the
+whole check runs under the interpreter in a child process (`kernel_child`), so every observation
+above holds there too.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 Like Triton-Puzzles' drawings: `trial(kernel)` runs the learner's kernel on the puzzle's first
 teaching case (the one `check_...` runs first), prints its output beside the library's answer,
-and returns, under the interpreter, the trace of the launch: program by program, which elements
-of each tensor the kernel loaded and stored, from what the watch recorded (`Watch(record=True)`),
-not from what a program may touch. `paged.viz.kernel_reads.try_kernel` draws it. A stub that
+and returns the trace of the launch, taken under the interpreter (on a CUDA GPU in
+`kernel_child`'s process): program by program, which elements of each tensor the kernel loaded
+and stored, from what the watch recorded (`Watch(record=True)`), not from what a program may
+touch. `paged.viz.kernel_reads.try_kernel` draws it. A stub that
 writes nothing, or still raises NotImplementedError, gets a friendly "not yet". The puzzle is
 found by the kernel's name (the chapters' stubs are named as their puzzles), or named.
 """

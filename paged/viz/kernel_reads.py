@@ -200,8 +200,8 @@ TITLE = msg(
 
 def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
     """Run a Triton puzzle's kernel once on its first teaching case, before asking for a
-    verdict: print its output beside the answer and (under the interpreter) draw what each of
-    its programs loaded and stored (`paged.exercises.kernel_try`). `puzzle` defaults to the
+    verdict: print its output beside the answer and draw what each of its programs loaded and
+    stored (traced under the interpreter; on a CUDA GPU in a child process) (`paged.exercises.kernel_try`). `puzzle` defaults to the
     kernel's name ("copy_kernel"). The figure is shown, or with show=False returned."""
     from ..exercises.kernel_try import trial
 
