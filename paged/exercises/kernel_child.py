@@ -8,7 +8,7 @@ program loaded and stored, whose share a store hit, whether the tl.dot fed the o
 under the interpreter. So where this process compiles kernels for a GPU, `check_kernel` and
 `trial` hand the kernel to `judge`: it writes the kernel's source, with the globals it names,
 into a module in a temporary folder, and runs a fresh Python with TRITON_INTERPRET=1 on it
-(`python -m paged.exercises.kernel_child DIR`), which checks it exactly as a machine without a GPU
+(`python -m paged.exercises.interpret DIR`), which checks it exactly as a machine without a GPU
 does and prints the same verdict; the parent relays that text and returns the child's result.
 
 A kernel is portable when each global its code names is a module, another @triton.jit function
@@ -20,7 +20,6 @@ this process, compiled, as before.
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 import os
 import pickle
@@ -142,7 +141,7 @@ def judge(op: str, spec, kernel, seed: int | None = None):
         env = dict(os.environ, TRITON_INTERPRET="1", PYTHONUNBUFFERED="1")
         here = str(Path(__file__).resolve().parents[2])  # the folder that holds `paged`
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "paged.exercises.kernel_child", str(folder)]
+        cmd = [sys.executable, "-m", "paged.exercises.interpret", str(folder)]
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -155,26 +154,3 @@ def judge(op: str, spec, kernel, seed: int | None = None):
             print(CHILD_FAILED.format(name=puzzle, code=done.returncode, tail=tail))
             return False if op == "check" else None
         return pickle.loads(result.read_bytes())
-
-
-def main(folder: str) -> None:
-    """The child: import the learner's module, run the job, write what it returned."""
-    import paged.attention  # noqa: F401  (chooses the interpreter before triton loads)
-
-    from . import SPECS
-    from .kernel_runner import check_kernel
-    from .kernel_try import trial
-
-    path = Path(folder)
-    job = pickle.loads((path / "job.pkl").read_bytes())
-    sys.path.insert(0, str(path))
-    kernel = getattr(importlib.import_module(MODULE), job["kernel"])
-    if job["op"] == "check":
-        result = check_kernel(SPECS[job["puzzle"]], kernel, job["seed"])
-    else:
-        result = trial(kernel, job["puzzle"])
-    (path / "result.pkl").write_bytes(pickle.dumps(result))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
