@@ -135,15 +135,17 @@ def judge(op: str, spec, kernel, seed: int | None = None):
     puzzle = spec.name
     with tempfile.TemporaryDirectory(prefix="paged-kernel-") as tmp:
         folder = Path(tmp)
-        (folder / f"{MODULE}.py").write_text(text)
+        (folder / f"{MODULE}.py").write_text(text, encoding="utf-8")
         job = dict(op=op, puzzle=puzzle, kernel=kernel.fn.__name__, seed=seed)
         (folder / "job.pkl").write_bytes(pickle.dumps(job))
-        env = dict(os.environ, TRITON_INTERPRET="1", PYTHONUNBUFFERED="1")
+        env = dict(os.environ, TRITON_INTERPRET="1", PYTHONIOENCODING="utf-8")
         here = str(Path(__file__).resolve().parents[2])  # the folder that holds `paged`
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "paged.exercises.interpret", str(folder)]
         try:
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+            done = subprocess.run(
+                cmd, env=env, capture_output=True, encoding="utf-8", timeout=TIMEOUT_S
+            )
         except subprocess.TimeoutExpired:
             print(TIMED_OUT.format(name=puzzle, seconds=TIMEOUT_S))
             return False if op == "check" else None
