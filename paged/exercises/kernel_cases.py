@@ -153,22 +153,6 @@ def rising_scores(q, k_cache, block_table, seq_lens, step) -> None:
     q[..., 0] = step * q.shape[-1] ** 0.5
 
 
-def calls_dot(kernel) -> bool | None:
-    """Whether the kernel's source calls tl.dot (None when its source cannot be read)."""
-    import ast
-    import inspect
-    import textwrap
-
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel))))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "dot"
-        for n in ast.walk(tree)
-    )
-
-
 POOL_ROWS = msg("a row per physical block, a cell per slot", "물리 블록마다 한 행, 슬롯마다 한 칸")
 
 

@@ -11,10 +11,13 @@ into a module in a temporary folder, and runs a fresh Python with TRITON_INTERPR
 (`python -m paged.exercises.interpret DIR`), which checks it exactly as a machine without a GPU
 does and prints the same verdict; the parent relays that text and returns the child's result.
 
-A kernel is portable when each global its code names is a module, another @triton.jit function
-(its source travels too), a `tl.constexpr`, or a plain constant (int, float, bool, str, None, or
-a tuple of them). Otherwise `judge` returns `NOT_PORTABLE` and the caller checks the kernel in
-this process, compiled, as before.
+A kernel travels when it is a @triton.jit function itself (not a wrapper such as
+@triton.autotune) whose source can be read, and each global its source names is a module,
+another @triton.jit function (its source travels too), a `tl.constexpr`, or a plain constant
+(int, float, bool, str, None, or a tuple of them): all that a GPU compiles in a kernel anyway
+(Triton refuses other globals). Otherwise the learner is told which part could not travel, and
+nothing runs on the GPU. Only a spec that is not the registry's (a test's variant of one; the
+child knows a puzzle by its name) is checked in this process (`judge` returns `UNKNOWN_SPEC`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from .triton_checks import interpreted
 
 __all__: list[str] = []  # kernel_runner and kernel_try call judge
 
-NOT_PORTABLE = object()  # judge's answer for a kernel whose globals cannot travel
+UNKNOWN_SPEC = object()  # judge's answer for a spec the child cannot look up by its name
 MODULE = "learner_kernel"  # the module the child writes and imports
 TIMEOUT_S = 600
 TIMED_OUT = msg(
@@ -44,6 +47,21 @@ TIMED_OUT = msg(
     "puzzle's small cases and was stopped (a loop whose bound never ends?).",
     "{name}: 퍼즐의 작은 사례에서 여러분의 커널이 Triton의 CPU 인터프리터로 {seconds}초 넘게 실행되어 "
     "중단했습니다(끝나지 않는 반복문이 있나요?).",
+)
+NOT_SENT = msg(
+    "{name}: the checker runs your kernel under Triton's CPU interpreter in a separate process, "
+    "and could not send it there: {why}. Pass such a value as an argument, or make it a "
+    "tl.constexpr.",
+    "{name}: 채점기는 여러분의 커널을 별도 프로세스의 Triton CPU 인터프리터에서 실행하는데, 커널을 "
+    "그곳에 보내지 못했습니다: {why}. 그런 값은 인자로 넘기거나 tl.constexpr로 만드세요.",
+)
+WHY_WRAPPED = msg(
+    "it is not a @triton.jit function itself but wraps one ({kind})",
+    "@triton.jit 함수 자체가 아니라 그것을 감싼 것입니다({kind})",
+)
+WHY_NO_SOURCE = msg("the source of {fn} cannot be read", "{fn}의 소스를 읽을 수 없습니다")
+WHY_GLOBAL = msg(
+    "{fn} reads the global {glob!r}, a {kind}", "{fn}이(가) 전역 값 {glob!r}({kind})을 읽습니다"
 )
 CHILD_FAILED = msg(
     "{name}: the interpreter's process that checks your kernel stopped without a verdict "
@@ -86,53 +104,58 @@ def _jitted(obj) -> bool:
     return type(obj).__name__ in kinds and isinstance(getattr(obj, "fn", None), types.FunctionType)
 
 
-def module_text(kernel) -> str | None:
+class CannotSend(Exception):
+    """The kernel cannot travel to the child; the message says why, for the learner."""
+
+
+def module_text(kernel) -> str:
     """The module the child imports: kernel's globals, its helpers' sources, its own source
-    (decorated with @triton.jit), named as in the learner's code; None when it cannot travel."""
+    (decorated with @triton.jit), named as in the learner's code. Raises `CannotSend`."""
     if not _jitted(kernel):
-        return None
+        raise CannotSend(WHY_WRAPPED.format(kind=type(kernel).__name__))
     header, bodies, seen = ["import importlib", "import triton"], [], set()
 
-    def add(fn) -> bool:
+    def add(fn) -> None:
         if fn.__name__ in seen:
-            return True
+            return
         seen.add(fn.__name__)
         try:
             src = _source(fn)
         except (OSError, TypeError, ValueError):
-            return False
+            raise CannotSend(WHY_NO_SOURCE.format(fn=fn.__name__)) from None
         for name in sorted(_names(src) & set(fn.__globals__)):
             value = fn.__globals__[name]
             if isinstance(value, types.ModuleType):
                 header.append(f"{name} = importlib.import_module({value.__name__!r})")
             elif _jitted(value):
-                if not add(value.fn):
-                    return False
+                add(value.fn)
             elif type(value).__name__ == "constexpr" and _literal(value.value) is not None:
                 header.append(f"{name} = triton.language.constexpr({_literal(value.value)})")
             elif _literal(value) is not None:
                 header.append(f"{name} = {_literal(value)}")
             else:
-                return False
+                kind = type(value).__name__
+                raise CannotSend(WHY_GLOBAL.format(fn=fn.__name__, glob=name, kind=kind))
         bodies.append("@triton.jit\n" + src)
-        return True
 
-    if not add(kernel.fn):
-        return None
+    add(kernel.fn)
     return "\n".join(dict.fromkeys(header)) + "\n\n\n" + "\n\n".join(bodies)
 
 
 def judge(op: str, spec, kernel, seed: int | None = None):
     """Run `op` ("check": check_kernel's bool; "try": trial's Trial or None) on `kernel` for the
-    puzzle `spec` in a child under the interpreter; its printed verdict is printed here. Returns
-    NOT_PORTABLE when the kernel cannot travel (module docstring), or when `spec` is not the
-    registry's (the child knows a puzzle by its name)."""
+    puzzle `spec` in a child under the interpreter; its printed verdict is printed here. A kernel
+    that cannot travel is told why; a spec that is not the registry's gets UNKNOWN_SPEC."""
     from . import SPECS
 
-    text = module_text(kernel)
-    if text is None or SPECS.get(spec.name) is not spec:
-        return NOT_PORTABLE
+    if SPECS.get(spec.name) is not spec:
+        return UNKNOWN_SPEC
     puzzle = spec.name
+    try:
+        text = module_text(kernel)
+    except CannotSend as why:
+        print(NOT_SENT.format(name=puzzle, why=why))
+        return False if op == "check" else None
     with tempfile.TemporaryDirectory(prefix="paged-kernel-") as tmp:
         folder = Path(tmp)
         (folder / f"{MODULE}.py").write_text(text, encoding="utf-8")

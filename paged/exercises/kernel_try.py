@@ -21,7 +21,7 @@ from ..text import msg
 from . import kernel_child
 from .guard import forbidden
 from .kernel_launch import launch
-from .triton_checks import SENTINEL, interpreted, is_kernel, same
+from .triton_checks import SENTINEL, is_kernel, same
 from .verdicts import NOT_A_KERNEL, WROTE_NOTHING
 
 __all__: list[str] = []  # paged.viz.kernel_reads.try_kernel draws what trial() returns
@@ -41,12 +41,6 @@ DIFFERENT = msg(
     "  아직 참조 값과 다릅니다. check_{name}(...)이 어디서 왜 다른지 알려 줍니다.",
 )
 MORE = msg("… ({n} values in all)", "… (모두 {n}개)")
-NO_FIGURE = msg(
-    "  (the figure of what each program touched needs Triton's CPU interpreter, "
-    "TRITON_INTERPRET=1: a GPU launch cannot be watched lane by lane)",
-    "  (프로그램마다 건드린 곳을 그리려면 Triton의 CPU 인터프리터(TRITON_INTERPRET=1)가 "
-    "필요합니다. GPU 실행은 레인 단위로 지켜볼 수 없습니다)",
-)
 UNKNOWN = "no Triton puzzle named {name!r}; the puzzles are {known}"
 SHOWN = 8  # values printed of each output
 
@@ -70,8 +64,7 @@ class Trial:
 
 def trial(kernel, puzzle: str | None = None) -> Trial | None:
     """Run `kernel` on its puzzle's first teaching case and print its output beside the answer;
-    return what each program touched (None: not yet, did not run, or not under the
-    interpreter). `puzzle` defaults to the kernel's own name ("copy_kernel")."""
+    return what each program touched (None: not yet, or did not run). `puzzle` defaults to the kernel's own name ("copy_kernel")."""
     specs = _specs()
     if not is_kernel(kernel):
         print(NOT_A_KERNEL.format(name=puzzle or "try_kernel", got=type(kernel).__name__))
@@ -81,9 +74,7 @@ def trial(kernel, puzzle: str | None = None) -> Trial | None:
         raise ValueError(UNKNOWN.format(name=name, known=sorted(specs)))
     spec = specs[name]
     if kernel_child.apart():  # a GPU here: run under the interpreter, in a child, and drawn
-        ran = kernel_child.judge("try", spec, kernel)
-        if ran is not kernel_child.NOT_PORTABLE:
-            return ran
+        return kernel_child.judge("try", spec, kernel)  # (the registry's spec: never unknown)
     case = spec.build(spec.fixed[0], 1000)  # check_kernel's first case, the same data
     case.watch.accesses = []
     with forbidden(spec.forbid):
@@ -97,9 +88,6 @@ def trial(kernel, puzzle: str | None = None) -> Trial | None:
     print(YOURS.format(values=_values(got)) + (f"  {NEVER}" if (got == SENTINEL).any() else ""))
     print(REFERENCE.format(values=_values(case.want)))
     print((SAME if same(got, case.want, spec.tol) else DIFFERENT).format(name=name))
-    if not interpreted():
-        print(NO_FIGURE)
-        return None
     return Trial(name, case.where, _panels(case))
 
 

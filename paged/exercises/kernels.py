@@ -5,8 +5,8 @@ with -1, block sizes 1-16, tiles below, equal to and above the block size, lengt
 a block boundary; fixed teaching cases, then random ones drawn for the call) and compares with
 the library (`gather_kv`, `paged_attention_ref`, torch), through `kernel_runner.check_kernel`.
 The cases are poisoned (`steps.make_case(..., poison=True)`): NaN in every slot that holds no
-token, so an unmasked V load turns the output into NaN on a GPU too; under the interpreter
-every address is also checked (`triton_checks.Watch`). A wrong answer is compared with what
+token, so an unmasked V load turns the output into NaN; and the interpreter checks every
+address (`triton_checks.Watch`). A wrong answer is compared with what
 the typical mistakes would produce, and the hint names the one that matches.
 """
 

@@ -1,9 +1,9 @@
 """What every Triton checker shares: guarded buffers, the addresses a kernel touched, verdicts.
 
-`kernel_runner.check_kernel` runs every puzzle on these. It launches the learner's @triton.jit
-kernel on small cases whose outputs start filled with a sentinel (a kernel that writes nothing
-is "not yet") and whose inputs sit inside guarded buffers.
-Two ways make an out-of-range access visible:
+`kernel_runner.check_kernel` runs every puzzle on these, always under Triton's CPU interpreter
+(on a GPU in `kernel_child`'s process). It launches the learner's @triton.jit kernel on small
+cases whose outputs start filled with a sentinel (a kernel that writes nothing is "not yet") and
+whose inputs sit inside guarded buffers. Two ways make an out-of-range access visible:
 
 - under Triton's CPU interpreter (`TRITON_INTERPRET=1`), `Watch.run()` wraps, for one launch,
   every `InterpreterBuilder` entry point that touches memory (`ACCESSES`: masked load and store,
@@ -12,9 +12,9 @@ Two ways make an out-of-range access visible:
   (a rule per buffer, or per program: `Buffer`). Lanes that point outside every buffer of the
   case are switched off before they reach memory, so a wild pointer cannot crash the notebook.
   It also counts tl.dot calls, and can perturb their results (`Watch.perturb`);
-- everywhere, and on a GPU the only way: guards and the slots that hold no token are poisoned
-  (NaN, huge numbers, sentinels), so that an unmasked read or write changes what the kernel
-  stores. A GPU run cannot see a stray read whose value never reaches an output.
+- by value: guards and the slots that hold no token are poisoned (NaN, huge numbers,
+  sentinels), so that an unmasked read or write changes what the kernel stores. (Run compiled on
+  a GPU, only a test's own spec does that, and only this way tells.)
 """
 
 from __future__ import annotations
