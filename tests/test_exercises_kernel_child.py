@@ -25,6 +25,7 @@ if backend() != "unavailable":
 
     BLOCK_GIVEN = tl.constexpr(4)
     SCALE = 1.0
+    DTYPE = tl.float32  # one of Triton's own names, as a GPU compiles it
     TENSOR = torch.ones(1)
 
     @triton.jit
@@ -32,10 +33,11 @@ if backend() != "unavailable":
         return pid * BLOCK + tl.arange(0, BLOCK)
 
     @triton.jit
-    def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):  # a helper, a float, a constexpr
+    def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):  # a helper and globals of each kind
         offs = _offsets(tl.program_id(0), BLOCK)
         keep = (offs < n) & (BLOCK_GIVEN > 0)
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=keep) * SCALE, mask=keep)
+        x = tl.load(x_ptr + offs, mask=keep).to(DTYPE)
+        tl.store(out_ptr + offs, x * SCALE, mask=keep)
 
     @triton.jit
     def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -68,6 +70,7 @@ def test_helpers_constants_and_constexprs_travel_with_the_kernel(capsys, monkeyp
     text = kernel_child.module_text(copy_kernel)
     assert "def _offsets(" in text and "BLOCK_GIVEN = triton.language.constexpr(4)" in text
     assert "SCALE = 1.0" in text and "tl = importlib.import_module('triton.language')" in text
+    assert "DTYPE = importlib.import_module('triton.language').float32" in text
     monkeypatch.setattr(kernel_child, "apart", lambda: True)
     assert ex.check_copy_kernel(copy_kernel, seed=1) is True
     assert capsys.readouterr().out.startswith("copy_kernel: correct (")

@@ -13,9 +13,9 @@ does and prints the same verdict; the parent relays that text and returns the ch
 
 A kernel travels when it is a @triton.jit function itself (not a wrapper such as
 @triton.autotune) whose source can be read, and each global its source names is a module,
-another @triton.jit function (its source travels too), a `tl.constexpr`, or a plain constant
-(int, float, bool, str, None, or a tuple of them): all that a GPU compiles in a kernel anyway
-(Triton refuses other globals). Otherwise the learner is told which part could not travel, and
+something of Triton's language (a dtype, tl.exp, tl.sum), another @triton.jit function (its
+source travels too), a `tl.constexpr`, or a plain constant (int, float, bool, str, None, or a
+tuple of them): what a GPU compiles in a kernel anyway (Triton refuses other globals). Otherwise the learner is told which part could not travel, and
 nothing runs on the GPU. Only a spec that is not the registry's (a test's variant of one; the
 child knows a puzzle by its name) is checked in this process (`judge` returns `UNKNOWN_SPEC`).
 """
@@ -98,6 +98,18 @@ def _literal(value) -> str | None:
         return None
 
 
+def _in_triton(value) -> str | None:
+    """Source naming `value` where Triton's language defines it (a dtype such as tl.float16, a
+    function such as tl.exp, a helper such as tl.sum), or None."""
+    if type(value).__name__ == "dtype" and repr(value).startswith("triton.language."):
+        return f"importlib.import_module('triton.language').{repr(value).rsplit('.', 1)[1]}"
+    fn = getattr(value, "fn", value)
+    module, name = getattr(fn, "__module__", None) or "", getattr(fn, "__name__", None)
+    if module.startswith("triton.language") and name:
+        return f"importlib.import_module({module!r}).{name}"
+    return None
+
+
 def _jitted(obj) -> bool:
     """A @triton.jit function itself (not a wrapper around one): its source can travel."""
     kinds = ("JITFunction", "InterpretedFunction")
@@ -127,6 +139,8 @@ def module_text(kernel) -> str:
             value = fn.__globals__[name]
             if isinstance(value, types.ModuleType):
                 header.append(f"{name} = importlib.import_module({value.__name__!r})")
+            elif _in_triton(value):
+                header.append(f"{name} = {_in_triton(value)}")
             elif _jitted(value):
                 add(value.fn)
             elif type(value).__name__ == "constexpr" and _literal(value.value) is not None:
