@@ -124,6 +124,13 @@ def test_a_hint_must_explain_every_wrong_answer_not_collide_with_one(capsys):
         assert "  hint: you doubled it" in capsys.readouterr().out
 
 
+def test_one_wrong_case_is_no_evidence_for_a_slip_that_differs_elsewhere(capsys):
+    slips = [(lambda x: 2 * x, msg("you doubled it", "두 배로 했습니다"))]
+    learner = lambda x: 2 if x == 1 else x  # noqa: E731  -- wrong on (1,) alone
+    assert _check(learner, [(1,), (2,), (3,)], slips) is False  # right on (2,), where 2 * 2 is not
+    assert "hint" not in capsys.readouterr().out  # 2 * 1 == 2 on (1,): a coincidence, not the slip
+
+
 def test_a_near_miss_takes_no_hint_from_a_slip_that_is_right_there(capsys):
     near = lambda got, want: abs(got - want) <= 0.1  # noqa: E731  -- a tolerance, not ==
     slips = [(lambda x: x + 0.08, msg("you added a bit", "조금 더했습니다"))]

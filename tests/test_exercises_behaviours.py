@@ -5,7 +5,9 @@ cases or the named mistake it needed: a hash chain that adds (or XORs) the block
 breakdown that drops the last step, an empty gather of the wrong dtype, first_fit reading a
 hole's length as its end, write_slot's reference-count slips. Each is rejected on every seed
 tried, with the hint written for it; right answers written here pass on the same seeds, a right
-merge in float64 too (its spec names no dtype).
+merge in float64 too (its spec names no dtype). The last rows are a third hold-out's answers that
+no slip explains: the engine's symptoms name what they share (a unit's factor, an offset of one,
+another type).
 """
 
 import math
@@ -157,12 +159,31 @@ def _write_slot(old_rule="lower", leave_full=False):
     return write
 
 
+def swap_time(num_blocks, block_size, bytes_per_token, num_layers, bandwidth, latency):
+    """A block's K and V travel as one transfer per layer, each paying the latency."""
+    transfers = num_blocks * 2 * num_layers
+    return transfers * latency + num_blocks * block_size * bytes_per_token / bandwidth
+
+
+def admit_tuples(waiting, free_blocks, block_size, watermark_blocks):
+    """admit's walk, returning the admitted requests' tuples rather than their ids."""
+    admitted = []
+    for request in waiting:
+        need = -(-request[1] // block_size)
+        if need + watermark_blocks > free_blocks:
+            break
+        free_blocks -= need
+        admitted.append(request)
+    return admitted
+
+
 RIGHT = {
     "block_hashes": chain(lambda h, block: hash((h, block))),
     "breakdown": breakdown,
     "gather": gather,
     "merge_partitions": merge_in_float64,
     "write_slot": _write_slot(),
+    "swap_time": swap_time,
 }
 
 
@@ -233,6 +254,34 @@ WRONG = {  # id: (exercise, learner, phrase of its hint or verdict)
         _write_slot(leave_full=True),
         "when the shared last block is full, its count went down",
     ),
+    # what the engine names for any exercise when no slip explains the answers (issue 37 item 2)
+    "shares as percentages": (
+        "breakdown",
+        lambda steps, kv_slots: [100 * x for x in breakdown(steps, kv_slots)],
+        "every wrong answer is the expected one times 100",
+    ),
+    "shares by integer division": (
+        "breakdown",
+        lambda *_: [0, 0, 0, 0],
+        "every value you returned",
+    ),
+    "swap time in milliseconds": ("swap_time", lambda *a: 1000 * swap_time(*a), "times 1000"),
+    "slot as (block, offset)": (
+        "slot",
+        lambda table, bs, pos: (table[pos // bs], pos % bs),
+        "tuple of int where int is due",
+    ),
+    "-1 when no hole fits": (
+        "first_fit",
+        lambda holes, size: next((s for s, length in holes if length >= size), -1),
+        "int where None is due",
+    ),
+    "one slot short": (
+        "wasted_slots",
+        lambda n, bs: -n % bs - 1 if n % bs else 0,
+        "the expected one -1, the same on every case",
+    ),
+    "admitted tuples, not ids": ("admit", admit_tuples, "list of tuple where list of str is due"),
 }
 
 

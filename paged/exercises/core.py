@@ -24,9 +24,12 @@ Its verdicts, in the edition's language (`paged.text`):
 A slip (named once in the `slips` catalogue, or given by the spec) is a wrong implementation
 paired with its hint. The hint is printed when the wrong implementation reproduces every wrong
 answer the learner's function gave (the same value, or the same kind of exception, on each case
-it got wrong); one that agrees on every case is preferred. So a hint names the slip the learner made, not one that merely collides with it on one case.
-When none does, `symptoms` (predicate over the wrong (got, want, args) triples, hint) may say
-what the output got wrong, never how to fix it (the predicates are the engine's: `verdicts.py`).
+it got wrong); one that agrees on every case is preferred, and one that agrees only where the
+learner is wrong needs two such cases (one alone is a coincidence). So a hint names the slip the
+learner made, not one that merely collides with it on one case.
+When none does, the exercise's `symptoms` (predicate over the wrong (got, want, args) triples,
+hint), then the engine's own (`verdicts.plain_symptom`: another type, another order, all zero, one
+factor or one offset on every case) may say what the output got wrong, never how to fix it.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from .contract import BREAKS, CHANGED, changed, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
 from .slips import SLIPS
-from .verdicts import CORRECT, HINT, NOT_QUITE, NOT_YET, NOTHING, RAISED, RANDOM
+from .verdicts import CORRECT, HINT, NOT_QUITE, NOT_YET, NOTHING, RAISED, RANDOM, plain_symptom
 
 NUM_RANDOM = 40  # random cases per call, besides the fixed ones
 
@@ -221,6 +224,11 @@ def check(spec, fn, seed: int | None = None) -> bool:
     if hint is None:
         triples = [(got[j], wants[j], cases[j]) for j in wrong]
         hint = next((h for test, h in spec.symptoms if _holds(test, triples)), None)
+        if hint is None:  # what the wrong answers share, in any exercise
+            try:
+                hint = plain_symptom(triples)
+            except Exception:  # answers it cannot read: no symptom
+                hint = None
     if hint is not None:
         print(HINT.format(hint=hint))
     return False
@@ -279,7 +287,7 @@ def _hint(got, wants, wrong, cases, mistakes, sames, observe):
             continue
         if all(agree):
             return hint
-        if all(agree[i] for i in wrong):
+        if len(wrong) > 1 and all(agree[i] for i in wrong):  # one wrong case: a coincidence
             explains.append(hint)
     return explains[0] if explains else None
 

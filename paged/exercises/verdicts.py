@@ -10,6 +10,9 @@ engine, once, for every exercise (`core.check` tries a spec's `symptoms`, `kerne
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from ..text import msg
 
 __all__: list[str] = []  # used by the checkers
@@ -235,4 +238,115 @@ def symptom(got, want, tol, regions=None):
             return KERNEL_SYMPTOMS["only"].format(region=region)
     if got.dim() and constant_factor_by_row(got, want, bad):
         return KERNEL_SYMPTOMS["factor"]
+    return None
+
+
+# Any plain-Python exercise's, when neither a slip nor the exercise's own symptoms explain the
+# wrong answers (`core.check` asks `plain_symptom` last): what they share, never the fix.
+PLAIN_SYMPTOMS = {
+    "type": msg(
+        "your answers have another type than the expected ones: {got} where {want} is due.",
+        "답의 타입이 기대한 것과 다릅니다. {want}이어야 할 자리에 {got}입니다.",
+    ),
+    "order": msg(
+        "the right items, in another order: the order is part of the answer.",
+        "항목은 맞지만 순서가 다릅니다. 순서도 답의 일부입니다.",
+    ),
+    "zero": msg(
+        "every value you returned is 0 where the answer is not.",
+        "답이 0이 아닌 자리에서 여러분이 돌려준 값이 모두 0입니다.",
+    ),
+    "factor": msg(
+        "every wrong answer is the expected one times {factor}, the same factor on every case.",
+        "틀린 답마다 기대값에 같은 수 {factor}를 곱한 값입니다.",
+    ),
+    "offset": msg(
+        "every wrong answer is the expected one {offset:+d}, the same on every case.",
+        "틀린 답마다 기대값보다 똑같이 {offset:+d}만큼 다릅니다.",
+    ),
+}
+
+
+def _scalar_kind(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(value) if value is None else "bool"
+    if isinstance(value, numbers.Integral):
+        return "int"
+    if isinstance(value, numbers.Real):
+        return "float"
+    return type(value).__name__
+
+
+def _kind(value) -> str | None:
+    """'int', 'None', 'tuple of int', 'list of str', 'list of tuple' ...; None for a tuple that
+    holds containers (a record of several results, as some exercises compare) or a dict."""
+    if isinstance(value, list | tuple | set | frozenset):
+        if isinstance(value, tuple) and any(
+            isinstance(x, list | tuple | set | dict) for x in value
+        ):
+            return None
+        inner = sorted({_scalar_kind(x) for x in value})
+        return f"{type(value).__name__} of {'/'.join(inner)}" if inner else type(value).__name__
+    return None if isinstance(value, dict) else _scalar_kind(value)
+
+
+def _numbers(value) -> list | None:
+    """value's real numbers, flat (a number, or a tuple or list of them), else None."""
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    real = all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in items)
+    return [float(x) for x in items] if real and items else None
+
+
+def _same_number(values) -> float | None:
+    first = values[0]
+    close = all(math.isclose(v, first, rel_tol=1e-6, abs_tol=1e-12) for v in values)
+    return first if close else None
+
+
+def _factor(pairs) -> float | None:
+    """The one number c with got = c x want on every pair (zeros where want is 0), or None."""
+    ratios = []
+    for got, want in pairs:
+        if len(got) != len(want) or any(g and not w for g, w in zip(got, want, strict=True)):
+            return None
+        ratios += [g / w for g, w in zip(got, want, strict=True) if w]
+    return _same_number(ratios) if ratios else None
+
+
+def plain_symptom(triples) -> str | None:
+    """A hint for what every wrong (got, want, args) triple shares, or None. The factor and the
+    offset need two wrong cases with different answers: one alone always fits some factor."""
+    if not triples or any(hasattr(g, "error") for g, _, _ in triples):  # core.Raised
+        return None
+    kinds = [(_kind(g), _kind(w)) for g, w, _ in triples]
+    if all(g and w and g != w for g, w in kinds) and all(g is not None for g, _, _ in triples):
+        return PLAIN_SYMPTOMS["type"].format(got=kinds[0][0], want=kinds[0][1])
+    try:
+        if all(
+            isinstance(g, list | tuple)
+            and isinstance(w, list | tuple)
+            and len(g) == len(w)
+            and sorted(map(repr, g)) == sorted(map(repr, w))
+            for g, w, _ in triples
+        ):
+            return PLAIN_SYMPTOMS["order"]
+    except TypeError:
+        pass
+    pairs = [(_numbers(g), _numbers(w)) for g, w, _ in triples]
+    if any(g is None or w is None for g, w in pairs):
+        return None
+    if all(not any(g) and any(w) for g, w in pairs):
+        return PLAIN_SYMPTOMS["zero"]
+    if len({tuple(w) for _, w in pairs}) < 2:
+        return None
+    factor = _factor(pairs)
+    if factor is not None and abs(factor) > 1e-12 and not math.isclose(factor, 1):
+        inverse = 1 / factor
+        words = f"1/{inverse:g}" if abs(factor) < 1 and inverse == round(inverse) else f"{factor:g}"
+        return PLAIN_SYMPTOMS["factor"].format(factor=words)
+    ints = [(g, w) for g, w, _ in triples]
+    if all(isinstance(g, numbers.Integral) and isinstance(w, numbers.Integral) for g, w in ints):
+        offset = {int(g) - int(w) for g, w in ints}
+        if len(offset) == 1 and offset != {0}:
+            return PLAIN_SYMPTOMS["offset"].format(offset=offset.pop())
     return None
