@@ -12,7 +12,7 @@ step. Adding a step is one entry: `Step(name, share, function(ctx, seconds) -> r
 
 - tests: the kernel and benchmark tests on this GPU (`gpu`-marked ones included: fp16 and
   bf16, GQA 1-8, head_dim 64-256, block sizes 1-256, split and unsplit, seq_len 0, NaN in
-  unused slots, every kernel variant), in parallel pytest shards, stopped at the cap with
+  unused slots, every kernel variant) and the puzzles' checkers judging from a GPU process, in parallel pytest shards, stopped at the cap with
   their JUnit XML kept (`pytest_plugin.py`).
 - registers: registers, spills and shared memory of the compiled kernels per launch
   configuration and variant (`registers.launch_rows`); a configuration larger than this GPU's
