@@ -61,7 +61,8 @@ WHY_WRAPPED = msg(
 )
 WHY_NO_SOURCE = msg("the source of {fn} cannot be read", "{fn}의 소스를 읽을 수 없습니다")
 WHY_GLOBAL = msg(
-    "{fn} reads the global {glob!r}, a {kind}", "{fn}이(가) 전역 값 {glob!r}({kind})을 읽습니다"
+    "{fn} reads the global {glob!r}, a {kind}",
+    "{fn} 함수가 읽는 전역 값 {glob!r}의 타입: {kind}",
 )
 CHILD_FAILED = msg(
     "{name}: the interpreter's process that checks your kernel stopped without a verdict "

@@ -246,7 +246,7 @@ def symptom(got, want, tol, regions=None):
 PLAIN_SYMPTOMS = {
     "type": msg(
         "your answers have another type than the expected ones: {got} where {want} is due.",
-        "답의 타입이 기대한 것과 다릅니다. {want}이어야 할 자리에 {got}입니다.",
+        "답의 타입이 기대한 것과 다릅니다. 기대한 타입: {want}, 여러분의 타입: {got}.",
     ),
     "order": msg(
         "the right items, in another order: the order is part of the answer.",
@@ -258,7 +258,7 @@ PLAIN_SYMPTOMS = {
     ),
     "factor": msg(
         "every wrong answer is the expected one times {factor}, the same factor on every case.",
-        "틀린 답마다 기대값에 같은 수 {factor}를 곱한 값입니다.",
+        "틀린 답마다 기대값에 같은 수를 곱한 값입니다(곱한 수: {factor}).",
     ),
     "offset": msg(
         "every wrong answer is the expected one {offset:+d}, the same on every case.",
