@@ -268,8 +268,8 @@ PLAIN_SYMPTOMS = {
 
 
 def _scalar_kind(value) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value) if value is None else "bool"
+    if value is None or isinstance(value, bool):
+        return "None" if value is None else "bool"
     if isinstance(value, numbers.Integral):
         return "int"
     if isinstance(value, numbers.Real):
@@ -297,12 +297,6 @@ def _numbers(value) -> list | None:
     return [float(x) for x in items] if real and items else None
 
 
-def _same_number(values) -> float | None:
-    first = values[0]
-    close = all(math.isclose(v, first, rel_tol=1e-6, abs_tol=1e-12) for v in values)
-    return first if close else None
-
-
 def _factor(pairs) -> float | None:
     """The one number c with got = c x want on every pair (zeros where want is 0), or None."""
     ratios = []
@@ -310,7 +304,9 @@ def _factor(pairs) -> float | None:
         if len(got) != len(want) or any(g and not w for g, w in zip(got, want, strict=True)):
             return None
         ratios += [g / w for g, w in zip(got, want, strict=True) if w]
-    return _same_number(ratios) if ratios else None
+    if ratios and all(math.isclose(r, ratios[0], rel_tol=1e-6) for r in ratios):
+        return ratios[0]
+    return None
 
 
 def plain_symptom(triples) -> str | None:
@@ -319,19 +315,15 @@ def plain_symptom(triples) -> str | None:
     if not triples or any(hasattr(g, "error") for g, _, _ in triples):  # core.Raised
         return None
     kinds = [(_kind(g), _kind(w)) for g, w, _ in triples]
-    if all(g and w and g != w for g, w in kinds) and all(g is not None for g, _, _ in triples):
+    if all(g and w and g != w for g, w in kinds):
         return PLAIN_SYMPTOMS["type"].format(got=kinds[0][0], want=kinds[0][1])
-    try:
-        if all(
-            isinstance(g, list | tuple)
-            and isinstance(w, list | tuple)
-            and len(g) == len(w)
-            and sorted(map(repr, g)) == sorted(map(repr, w))
-            for g, w, _ in triples
-        ):
-            return PLAIN_SYMPTOMS["order"]
-    except TypeError:
-        pass
+    if all(
+        isinstance(g, list | tuple)
+        and isinstance(w, list | tuple)
+        and sorted(map(repr, g)) == sorted(map(repr, w))
+        for g, w, _ in triples
+    ):
+        return PLAIN_SYMPTOMS["order"]
     pairs = [(_numbers(g), _numbers(w)) for g, w, _ in triples]
     if any(g is None or w is None for g, w in pairs):
         return None
@@ -344,9 +336,10 @@ def plain_symptom(triples) -> str | None:
         inverse = 1 / factor
         words = f"1/{inverse:g}" if abs(factor) < 1 and inverse == round(inverse) else f"{factor:g}"
         return PLAIN_SYMPTOMS["factor"].format(factor=words)
-    ints = [(g, w) for g, w, _ in triples]
-    if all(isinstance(g, numbers.Integral) and isinstance(w, numbers.Integral) for g, w in ints):
-        offset = {int(g) - int(w) for g, w in ints}
+    if all(
+        isinstance(g, numbers.Integral) and isinstance(w, numbers.Integral) for g, w, _ in triples
+    ):
+        offset = {int(g) - int(w) for g, w, _ in triples}
         if len(offset) == 1 and offset != {0}:
             return PLAIN_SYMPTOMS["offset"].format(offset=offset.pop())
     return None
