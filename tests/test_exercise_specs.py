@@ -11,6 +11,7 @@ runner); their verdicts are tested in test_exercises_triton.py.
 
 import dataclasses
 import random
+from collections import deque
 
 import pytest
 
@@ -148,3 +149,21 @@ def test_a_tolerance_can_depend_on_the_case(capsys):
     assert _check(learner, list(loose), same_for=same_for) is True
     assert _check(lambda x: x + 0.5, list(loose), same_for=same_for) is False
     assert "for (1.0,)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("learner", "words"),
+    [
+        (lambda ids: list(reversed(ids)), "the right items, in another order"),
+        (lambda ids: deque(reversed(ids)), "the right items, in another order"),  # a deque will do
+        (lambda ids: ids[:-1], "the start of the expected one, and stops too early"),
+        (lambda ids: (*ids, 9), "begins with the expected one, and goes on past its end"),
+        (lambda ids: [ids[0], 9, *ids[1:-1]], "missing: [3]; not expected: [9]."),
+        (lambda ids: [7 * i for i in ids], "times 7, the same factor"),
+    ],
+)
+def test_the_engine_names_what_wrong_lists_of_ids_share(learner, words, capsys):
+    cases = [([1, 2, 3],), ([4, 5, 6, 3],), ([8, 2],)]
+    assert core.check(core.Spec("f", cases=cases, answer=list), learner) is False
+    hint = capsys.readouterr().out.split("\n  hint: ")[1]
+    assert words in hint, hint

@@ -136,10 +136,10 @@ def free_library(free_queue, block_table, ref_counts, hashed):
 
 
 SYMPTOMS = [
-    (ex.check_free_blocks, free_sorted, "your queue holds the right blocks, in another order."),
-    (ex.check_free_blocks, free_drops_the_queue, "your queue does not hold the blocks it should"),
+    (ex.check_free_blocks, free_sorted, "the right items, in another order"),
+    (ex.check_free_blocks, free_drops_the_queue, "missing: [2, 3, 4, 5]; not expected: []."),
     (ex.check_take_blocks, take_sorted_evictions, "you took the right blocks; the evicted hashes"),
-    (ex.check_computed_blocks, lookup_truthy, "your blocks are the first of the right ones, but"),
+    (ex.check_computed_blocks, lookup_truthy, "the start of the expected one, and stops too early"),
 ]
 
 

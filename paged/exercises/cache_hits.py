@@ -10,11 +10,9 @@ hashes; hashes are small numbers here, names as good as the library's 64-bit one
 from __future__ import annotations
 
 from ..block_pool import CachingAllocator
-from ..text import msg
 from .core import NUM_RANDOM, Spec, checker
 from .free_queue import FORBID, same_ids
 from .slips import of
-from .verdicts import on_every
 
 __all__ = ["check_computed_blocks"]
 
@@ -64,25 +62,6 @@ def _random_lookups(rng):
     return [(c, _find(*c)) for c in cases]
 
 
-LOOKUP_SYMPTOMS = (
-    (
-        on_every(lambda got, want: list(got) == want[: len(got)] and len(got) < len(want)),
-        msg(
-            "your blocks are the first of the right ones, but too few: the cached run goes on.",
-            "반환한 블록은 맞는 블록의 앞부분이지만 너무 적습니다. 캐시된 구간이 더 이어집니다.",
-        ),
-    ),
-    (
-        on_every(lambda got, want: list(got[: len(want)]) == want and len(got) > len(want)),
-        msg(
-            "your blocks begin with the right ones, and then go on: the request may take no "
-            "more than these from the cache.",
-            "반환한 블록은 맞는 블록으로 시작하지만 그 뒤로 더 있습니다. 요청이 캐시에서 가져갈 수 "
-            "있는 것은 거기까지입니다.",
-        ),
-    ),
-)
-
 COMPUTED_BLOCKS = Spec(
     "computed_blocks",
     params=("hashes", "num_tokens", "block_size", "cached"),
@@ -92,7 +71,6 @@ COMPUTED_BLOCKS = Spec(
     slips=of("cache_hit"),
     same=same_ids,
     forbid=FORBID,
-    symptoms=LOOKUP_SYMPTOMS,
     doc="""fn(hashes, num_tokens, block_size, cached) -> the cached blocks a new request takes.
 
     `hashes` is the request's hash chain, first block first (it may run past the prompt's full

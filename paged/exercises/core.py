@@ -28,8 +28,9 @@ it got wrong); one that agrees on every case is preferred, and one that agrees o
 learner is wrong needs two such cases (one alone is a coincidence). So a hint names the slip the
 learner made, not one that merely collides with it on one case.
 When none does, the exercise's `symptoms` (predicate over the wrong (got, want, args) triples,
-hint), then the engine's own (`verdicts.plain_symptom`: another type, another order, all zero, one
-factor or one offset on every case) may say what the output got wrong, never how to fix it.
+hint), then the engine's own (`verdicts.plain_symptom`: another type; items in another order, cut
+short, run on, or other items; all zero, one factor or one offset on every case) may say what the
+output got wrong, never how to fix it.
 """
 
 from __future__ import annotations

@@ -143,29 +143,6 @@ def same_ids(got, want) -> bool:
     return ids(got) == ids(want)
 
 
-def _same_blocks(got, want) -> bool:
-    return sorted(got) == sorted(want)
-
-
-FREE_SYMPTOMS = (
-    (
-        on_every(_same_blocks),
-        msg(
-            "your queue holds the right blocks, in another order.",
-            "큐에 든 블록은 맞지만 순서가 다릅니다.",
-        ),
-    ),
-    (
-        on_every(lambda got, want: not _same_blocks(got, want)),
-        msg(
-            "your queue does not hold the blocks it should: one is missing, there is one too "
-            "many, or one is there twice.",
-            "큐에 든 블록이 있어야 할 블록과 다릅니다. 빠진 블록이 있거나, 남는 블록이 있거나, "
-            "두 번 들어간 블록이 있습니다.",
-        ),
-    ),
-)
-
 FREE_BLOCKS = Spec(
     "free_blocks",
     params=("free_queue", "block_table", "ref_counts", "hashed"),
@@ -178,7 +155,6 @@ FREE_BLOCKS = Spec(
         for n, v in zip(("free_queue", "block_table", "ref_counts", "hashed"), args, strict=True)
     ),
     forbid=FORBID,
-    symptoms=FREE_SYMPTOMS,
     doc="""fn(free_queue, block_table, ref_counts, hashed) -> the new free queue, front first.
 
     A request holding `block_table` (its physical blocks in logical order) finishes. Each of its

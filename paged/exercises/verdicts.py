@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import Counter, deque
 
 from ..text import msg
 
@@ -252,6 +253,20 @@ PLAIN_SYMPTOMS = {
         "the right items, in another order: the order is part of the answer.",
         "항목은 맞지만 순서가 다릅니다. 순서도 답의 일부입니다.",
     ),
+    "short": msg(
+        "each wrong answer is the start of the expected one, and stops too early.",
+        "틀린 답마다 기대한 답의 앞부분이지만, 너무 일찍 끝납니다.",
+    ),
+    "long": msg(
+        "each wrong answer begins with the expected one, and goes on past its end.",
+        "틀린 답마다 기대한 답으로 시작하지만, 그 끝을 넘어 더 이어집니다.",
+    ),
+    "items": msg(
+        "your answer holds other items than the expected ones. On the first wrong case, missing: "
+        "{missing}; not expected: {extra}.",
+        "답에 든 항목이 기대한 항목과 다릅니다. 첫 번째로 틀린 사례에서 빠진 항목: {missing}, "
+        "기대하지 않은 항목: {extra}.",
+    ),
     "zero": msg(
         "every value you returned is 0 where the answer is not.",
         "답이 0이 아닌 자리에서 여러분이 돌려준 값이 모두 0입니다.",
@@ -280,7 +295,7 @@ def _scalar_kind(value) -> str:
 def _kind(value) -> str | None:
     """'int', 'None', 'tuple of int', 'list of str', 'list of tuple' ...; None for a tuple that
     holds containers (a record of several results, as some exercises compare) or a dict."""
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, list | tuple | deque | set | frozenset):
         if isinstance(value, tuple) and any(
             isinstance(x, list | tuple | set | dict) for x in value
         ):
@@ -288,6 +303,42 @@ def _kind(value) -> str | None:
         inner = sorted({_scalar_kind(x) for x in value})
         return f"{type(value).__name__} of {'/'.join(inner)}" if inner else type(value).__name__
     return None if isinstance(value, dict) else _scalar_kind(value)
+
+
+def _same_kind(got: str, want: str) -> bool:
+    """A list, a tuple and a deque of the same items are one kind: the checkers take any."""
+
+    def family(kind):
+        head, of, items = kind.partition(" of ")
+        return ("sequence" if head in ("list", "tuple", "deque") else head) + of + items
+
+    return family(got) == family(want)
+
+
+def _items(value) -> list | None:
+    """value's items when it is a list, a tuple or a deque, else None."""
+    return list(value) if isinstance(value, list | tuple | deque) else None
+
+
+def _sequence_symptom(seqs) -> str | None:
+    """What every wrong (got, want) pair of item lists shares: their order, or a prefix."""
+    if all(sorted(map(repr, g)) == sorted(map(repr, w)) for g, w in seqs):
+        return PLAIN_SYMPTOMS["order"]
+    if all(len(g) < len(w) and g == w[: len(g)] for g, w in seqs):
+        return PLAIN_SYMPTOMS["short"]
+    if all(len(g) > len(w) and g[: len(w)] == w for g, w in seqs):
+        return PLAIN_SYMPTOMS["long"]
+    return None
+
+
+def _other_items(seqs) -> str | None:
+    """The ids (ints or strings) the first wrong answer lacks and has beyond the expected ones."""
+    got, want = seqs[0]
+    if not all(isinstance(x, int | str) and not isinstance(x, bool) for x in got + want):
+        return None
+    missing = sorted((Counter(want) - Counter(got)).elements())
+    extra = sorted((Counter(got) - Counter(want)).elements())
+    return PLAIN_SYMPTOMS["items"].format(missing=missing, extra=extra)
 
 
 def _numbers(value) -> list | None:
@@ -315,18 +366,21 @@ def plain_symptom(triples) -> str | None:
     if not triples or any(hasattr(g, "error") for g, _, _ in triples):  # core.Raised
         return None
     kinds = [(_kind(g), _kind(w)) for g, w, _ in triples]
-    if all(g and w and g != w for g, w in kinds):
+    if all(g and w and not _same_kind(g, w) for g, w in kinds):
         return PLAIN_SYMPTOMS["type"].format(got=kinds[0][0], want=kinds[0][1])
-    if all(
-        isinstance(g, list | tuple)
-        and isinstance(w, list | tuple)
-        and sorted(map(repr, g)) == sorted(map(repr, w))
-        for g, w, _ in triples
-    ):
-        return PLAIN_SYMPTOMS["order"]
+    seqs = [(_items(g), _items(w)) for g, w, _ in triples]
+    in_sequences = all(g is not None and w is not None for g, w in seqs)
+    hint = _sequence_symptom(seqs) if in_sequences else None
     pairs = [(_numbers(g), _numbers(w)) for g, w, _ in triples]
-    if any(g is None or w is None for g, w in pairs):
-        return None
+    if hint is None and all(g is not None and w is not None for g, w in pairs):
+        hint = _number_symptom(triples, pairs)
+    if hint is None and in_sequences:
+        hint = _other_items(seqs)
+    return hint
+
+
+def _number_symptom(triples, pairs) -> str | None:
+    """All zero, one factor or one offset on every wrong case (the last two need two answers)."""
     if all(not any(g) and any(w) for g, w in pairs):
         return PLAIN_SYMPTOMS["zero"]
     if len({tuple(w) for _, w in pairs}) < 2:
