@@ -14,6 +14,7 @@ import random
 from collections import deque
 
 import pytest
+import torch
 
 from paged import exercises as ex
 from paged.exercises import answers, core
@@ -165,5 +166,22 @@ def test_a_tolerance_can_depend_on_the_case(capsys):
 def test_the_engine_names_what_wrong_lists_of_ids_share(learner, words, capsys):
     cases = [([1, 2, 3],), ([4, 5, 6, 3],), ([8, 2],)]
     assert core.check(core.Spec("f", cases=cases, answer=list), learner) is False
+    hint = capsys.readouterr().out.split("\n  hint: ")[1]
+    assert words in hint, hint
+
+
+@pytest.mark.parametrize(
+    ("learner", "words"),
+    [
+        (lambda t: t * float(t[0, 0] + 1), "off by a constant factor in each case"),
+        (lambda t: t[None], "shape is (1, 2, 3); the expected one's is (2, 3)"),
+        (lambda t: t / (t - t), "NaN or inf where the answer is finite"),
+    ],
+)
+def test_the_engine_names_what_wrong_tensors_share(learner, words, capsys):
+    cases = [(torch.arange(1.0, 7.0).reshape(2, 3),), (torch.full((2, 3), 2.0),)]
+    same = lambda got, want: bool(torch.equal(got, want))  # noqa: E731
+    spec = core.Spec("f", cases=cases, answer=torch.Tensor.clone, same=same)
+    assert core.check(spec, learner) is False
     hint = capsys.readouterr().out.split("\n  hint: ")[1]
     assert words in hint, hint

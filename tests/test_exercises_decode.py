@@ -142,7 +142,10 @@ CONTRACT = {
         lambda *a: slot_softmax(*a).float(),
         "dtype torch.float32; its input is torch.bfloat16",
     ),
-    "one row too many": (lambda *a: slot_softmax(*a)[None], "another shape than (head_dim,)"),
+    "one row too many": (
+        lambda *a: slot_softmax(*a)[None],
+        "shape is (1, 4); the expected one's is (4,)",
+    ),
 }
 
 

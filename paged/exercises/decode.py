@@ -9,7 +9,6 @@ ones, and ones with |score| >= 1000 (exp() overflows or underflows even in float
 
 from __future__ import annotations
 
-from ..text import msg
 from . import guard
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
@@ -149,10 +148,6 @@ def _truth(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
 
 
 # ---- symptoms; the slips are the catalogue's (`slips.of("decode")`) ------------------------
-def _other_shape(got, want) -> bool:
-    return hasattr(got, "shape") and tuple(got.shape) != tuple(want.shape)
-
-
 def _scores(args, past=False):
     """The scores of the sequence's tokens, or (past) of the last block's slots after them."""
     q, kc, _, row, n, kv_head, scale = args
@@ -173,15 +168,6 @@ _SYMPTOMS = (
     (_nan_past_seq_len, PAST_LEN),
     (on_every(nan_where_finite), NO_MAX),
     (on_every(constant_factor), FACTOR),
-    (
-        on_every(_other_shape),
-        msg(
-            "the output has another shape than (head_dim,): one query head's attention is one "
-            "vector of head_dim numbers.",
-            "출력의 형상이 (head_dim,)이 아닙니다. 쿼리 헤드 하나의 어텐션 결과는 head_dim개 "
-            "숫자로 된 벡터 하나입니다.",
-        ),
-    ),
 )
 
 

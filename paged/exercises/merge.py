@@ -13,7 +13,7 @@ import math
 from ..text import msg
 from .core import NUM_RANDOM, Spec, checker, short
 from .slips import of
-from .verdicts import constant_factor, nan_where_finite, on_every
+from .verdicts import nan_where_finite, on_every
 
 __all__: list[str] = []  # exported by attention.py
 
@@ -108,14 +108,6 @@ _MERGE_SYMPTOMS = (
             "(an empty partition).",
             "답이 유한한데 NaN이나 inf, 또는 오버플로가 나왔습니다. log-sum-exp가 0에서 멀거나"
             "(|lse|가 수백 이상) 서로 멀리 떨어졌거나 -inf인(빈 파티션) 사례에서 나타납니다.",
-        ),
-    ),
-    (
-        on_every(constant_factor),
-        msg(
-            "off by a constant factor in each case: every number of your output is the answer times "
-            "the same amount.",
-            "사례마다 상수배만큼 어긋납니다. 출력의 모든 숫자가 답에 같은 값을 곱한 것입니다.",
         ),
     ),
 )

@@ -267,6 +267,15 @@ PLAIN_SYMPTOMS = {
         "답에 든 항목이 기대한 항목과 다릅니다. 첫 번째로 틀린 사례에서 빠진 항목: {missing}, "
         "기대하지 않은 항목: {extra}.",
     ),
+    "shape": msg(
+        "your output's shape is {got}; the expected one's is {want}.",
+        "출력의 형상과 기대한 형상이 다릅니다. 출력의 형상: {got}, 기대한 형상: {want}.",
+    ),
+    "factors": msg(
+        "off by a constant factor in each case: every number of your output is the answer times "
+        "the same amount.",
+        "사례마다 상수배만큼 어긋납니다. 출력의 모든 숫자가 답에 같은 값을 곱한 것입니다.",
+    ),
     "zero": msg(
         "every value you returned is 0 where the answer is not.",
         "답이 0이 아닌 자리에서 여러분이 돌려준 값이 모두 0입니다.",
@@ -368,6 +377,8 @@ def plain_symptom(triples) -> str | None:
     kinds = [(_kind(g), _kind(w)) for g, w, _ in triples]
     if all(g and w and not _same_kind(g, w) for g, w in kinds):
         return PLAIN_SYMPTOMS["type"].format(got=kinds[0][0], want=kinds[0][1])
+    if all(_is_tensor(g) and _is_tensor(w) for g, w, _ in triples):
+        return _tensor_symptom(triples)
     seqs = [(_items(g), _items(w)) for g, w, _ in triples]
     in_sequences = all(g is not None and w is not None for g, w in seqs)
     hint = _sequence_symptom(seqs) if in_sequences else None
@@ -377,6 +388,22 @@ def plain_symptom(triples) -> str | None:
     if hint is None and in_sequences:
         hint = _other_items(seqs)
     return hint
+
+
+def _is_tensor(value) -> bool:
+    return type(value).__name__ == "Tensor" and type(value).__module__.startswith("torch")
+
+
+def _tensor_symptom(triples) -> str | None:
+    """Another shape, NaN or inf where the answer is finite, or one factor per case."""
+    if all(tuple(g.shape) != tuple(w.shape) for g, w, _ in triples):
+        got, want = triples[0][:2]
+        return PLAIN_SYMPTOMS["shape"].format(got=tuple(got.shape), want=tuple(want.shape))
+    if all(nan_where_finite(g, w) for g, w, _ in triples):
+        return KERNEL_SYMPTOMS["nonfinite"]
+    if all(constant_factor(g, w) for g, w, _ in triples):
+        return PLAIN_SYMPTOMS["factors"]
+    return None
 
 
 def _number_symptom(triples, pairs) -> str | None:
