@@ -241,23 +241,46 @@ def _show_take(value) -> str:
     return str(value) if isinstance(value, Raised) else short(value)
 
 
-def _pair_part(k, test):
-    def holds(got, want):
-        return isinstance(got, tuple) and len(got) == 2 and test(got[k], want[k])
+def _pair(test):
+    """A symptom's predicate: test(got, want) holds on every wrong case, got a pair as want."""
+    return on_every(lambda got, want: isinstance(got, tuple) and len(got) == 2 and test(got, want))
 
-    return on_every(holds)
+
+def _reordered(got, want) -> bool:
+    """The same items, in another order or in a set."""
+    if not isinstance(got, list | tuple | deque | set) or sorted(got) != sorted(want):
+        return False
+    return isinstance(got, set) or list(got) != list(want)
 
 
 TAKE_SYMPTOMS = (
     (
-        _pair_part(1, lambda g, w: g == w),
+        _pair(lambda g, w: g[1] == w[1] and _reordered(g[0], w[0])),
+        msg(
+            "your evicted hashes are right; the blocks taken are the right ones, in another order "
+            "(or in none).",
+            "축출된 해시는 맞고, 가져간 블록도 맞는 블록이지만 순서가 다릅니다(또는 순서가 "
+            "없습니다).",
+        ),
+    ),
+    (
+        _pair(lambda g, w: g[1] == w[1]),
         msg(
             "your evicted hashes are right; the blocks taken are not.",
             "축출된 해시는 맞지만, 가져간 블록이 틀렸습니다.",
         ),
     ),
     (
-        _pair_part(0, lambda g, w: g == w),
+        _pair(lambda g, w: g[0] == w[0] and _reordered(g[1], w[1])),
+        msg(
+            "you took the right blocks; the evicted hashes are the right ones, in another order "
+            "(or in none).",
+            "가져간 블록은 맞고, 축출된 해시도 맞는 해시이지만 순서가 다릅니다(또는 순서가 "
+            "없습니다).",
+        ),
+    ),
+    (
+        _pair(lambda g, w: g[0] == w[0]),
         msg(
             "you took the right blocks; the evicted hashes are not right.",
             "가져간 블록은 맞지만, 축출된 해시가 틀렸습니다.",
