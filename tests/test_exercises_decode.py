@@ -102,6 +102,21 @@ def test_no_max_in_float32_is_named_by_where_exp_overflows(capsys):
     assert ok is False and out.startswith(f"{NAME}: not quite") and "near 88 in float32" in out
 
 
+def in_the_cache_dtype(q, k_cache, v_cache, row, n, h, scale):
+    """Every step in float16 or bfloat16 when the cache is: right while the scores stay near 0."""
+    bs = k_cache.shape[1]
+    blocks = row[: -(-n // bs)].long()
+    k = k_cache[blocks].flatten(0, 1)[:n, h]
+    v = v_cache[blocks].flatten(0, 1)[:n, h]
+    return torch.softmax(scale * (k @ q), 0) @ v
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_half_precision_arithmetic_fails_where_the_scores_lie_far_from_0(capsys, seed):
+    ok, out = verdict(capsys, in_the_cache_dtype, seed=seed)
+    assert ok is False and "hint: wrong only on the float16 and bfloat16 caches" in out, out
+
+
 def test_the_hints_name_the_symptom_not_the_recipe():
     texts = [str(h) for _, h in core.slips(checker.SPEC)] + [str(h) for _, h in checker._SYMPTOMS]
     for text in texts:

@@ -13,7 +13,7 @@ from . import guard
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
 from .slips import of
-from .slips.decode import FACTOR, NO_MAX, PAST_LEN, _keys
+from .slips.decode import FACTOR, HALF, NO_MAX, PAST_LEN, _keys
 from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
@@ -85,6 +85,9 @@ def _fixed_cases():
         _case(12, 4, 9, rows4, 10, scale=1.0, pad_score=2000.0),
         _case(10, 2, 5, [3, -1], 1, dtype="bfloat16"),  # one token in bfloat16: its V, in bf16
         _case(11, 4, 6, [5, 0], 7, heads=1, kv_head=0, dtype="float16"),
+        # scores near 500 in half precision: half-precision arithmetic loses the differences
+        _case(13, 4, 6, [5, 0, 2], 11, dim=8, scale=1.0, offset=500.0, spread=3.0, dtype="float16"),
+        _case(14, 2, 6, [1, 4, 3], 6, offset=-300.0, spread=1.0, dtype="bfloat16"),
     ]
 
 
@@ -108,6 +111,9 @@ def _random_cases(rng):
         if dtype == "float32" and rng.random() < 0.5:
             offset = rng.choice((1000.0, -1000.0, 2500.0, -4000.0, 800.0, -800.0))
             spread = rng.choice((1.0, 3.0, 20.0, 400.0))  # 400: scores thousands apart
+        elif dtype != "float32" and rng.random() < 0.5:  # the cache's half precision
+            offset = rng.choice((200.0, -200.0, 500.0, -500.0))  # K's numbers stay below 2**15
+            spread = rng.choice((1.0, 3.0, 20.0))
         ids = list(range(num_blocks))
         rng.shuffle(ids)
         ids = ids[:used]
@@ -164,8 +170,21 @@ def _nan_past_seq_len(triples) -> bool:
     return bool(small) and all(p.numel() and p.max() > s.max() + 80 for s, p in small)
 
 
+def _far_in_half(triples) -> bool:
+    """Wrong only on half-precision caches whose scores lie far from 0."""
+    return all(str(a[1].dtype)[6:] in ("float16", "bfloat16") and _far(a) for _, _, a in triples)
+
+
+def _far(args) -> bool:
+    return bool(_scores(args).abs().max() > 100)
+
+
 _SYMPTOMS = (
     (_nan_past_seq_len, PAST_LEN),
+    (
+        _far_in_half,
+        HALF,
+    ),
     (on_every(nan_where_finite), NO_MAX),
     (on_every(constant_factor), FACTOR),
 )

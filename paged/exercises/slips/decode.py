@@ -73,6 +73,12 @@ PAST_LEN = msg(
     "seq_len 너머까지 읽습니다. 시퀀스의 마지막 토큰 뒤 슬롯(마지막 블록의 빈자리나 마지막 "
     "블록 뒤의 블록)이 softmax에 섞여 들어갑니다.",
 )
+HALF = msg(
+    "wrong only on the float16 and bfloat16 caches whose scores lie far from 0: those "
+    "scores, and the differences between them, need more bits than half precision keeps.",
+    "점수가 0에서 멀리 떨어진 float16, bfloat16 캐시에서만 틀립니다. 그런 점수와 점수 "
+    "사이의 차이는 반정밀도가 담을 수 있는 것보다 많은 비트가 필요합니다.",
+)
 DECODE = {
     "decode.no_max": (
         _mistake(weights=_no_max),
