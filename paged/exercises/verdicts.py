@@ -133,15 +133,15 @@ ATOMIC = msg(
     "아무것에도 속하지 않는 메모리를 읽고 씁니다.",
 )
 UNMASKED_LOAD = msg(
-    "an unmasked load: a tl.load whose mask lets lanes through that belong to nothing (or that "
-    "has no mask). Masking the store is not enough: on a GPU that load reads another tensor's "
-    "memory, stale values or unmapped addresses. Give the load the mask of the lanes that "
-    "exist (and other=... for the rest).",
-    "마스크 없는 load(unmasked load)입니다. 아무것에도 속하지 않는 레인을 "
-    "통과시키는(또는 마스크가 아예 없는) tl.load가 있습니다. 저장만 마스크해서는 "
-    "부족합니다. GPU에서는 그 load가 다른 텐서의 메모리나 오래된 값, 매핑되지 않은 "
-    "주소를 읽습니다. 실제로 있는 레인의 마스크를 load에도 주고, 나머지는 "
-    "other=...로 채우세요.",
+    "an unmasked load: a tl.load let lanes through whose addresses belong to nothing, either "
+    "because its mask (or its lack of one) admits lanes past the data, or because the addresses "
+    "themselves (a stride, an offset, where a row starts) run past it. Masking the store is not "
+    "enough: on a GPU that load reads another tensor's memory, stale values or unmapped addresses.",
+    "마스크 없는 load(unmasked load)입니다. tl.load가 아무것에도 속하지 않는 주소의 레인을 "
+    "통과시켰습니다. 마스크가(또는 마스크가 없어서) 데이터 너머의 레인을 허용했거나, 주소 "
+    "자체(스트라이드, 오프셋, 행이 시작하는 위치)가 데이터 밖으로 나갔기 때문입니다. 저장만 "
+    "마스크해서는 부족합니다. GPU에서는 그 load가 다른 텐서의 메모리나 오래된 값, 매핑되지 "
+    "않은 주소를 읽습니다.",
 )
 OUTSIDE = msg(
     "memory outside every tensor of the case", "이 사례의 어떤 텐서에도 속하지 않는 메모리"
