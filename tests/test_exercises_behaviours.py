@@ -298,7 +298,7 @@ def test_the_fixed_cases_hold_the_edges_these_answers_missed():
         assert any(prefix.observe(wrong, c)[1] != prefix.truth(*c) for c in prefix.CASES)
     # without the two cases before the last, the adding chain passed every fixed case
     assert all(prefix.observe(adding_chain, c)[1] == prefix.truth(*c) for c in prefix.CASES[:-3])
-    pairs = sizes._breakdown_pairs()  # traces that end with a waiting or preempted request
+    pairs = sizes.BREAKDOWN.cases()  # traces that end with a waiting or preempted request
     assert all(steps[-1][1] == 0 and steps[-1][2] == 0 for (steps, _), _ in pairs[:4])  # idle
     assert sum(steps[-1][1] > 0 for (steps, _), _ in pairs) >= 2
     # a rotation keeps the answer: an average does not depend on the order of its steps

@@ -43,11 +43,7 @@ def random_state(rng, seq="s", others=True):
     return max(1, num_blocks), bs, rng.randint(0, 10**6), ops
 
 
-__all__ = [
-    "check_append_slot",
-    "check_slot",
-    "check_wasted_slots",
-]
+__all__ = ["check_append_slot", "check_slot", "check_wasted_slots"]
 
 
 def replay(num_blocks: int, block_size: int, ops, seed: int | None = None) -> PagedAllocator:
@@ -146,10 +142,6 @@ def _append_pair(num_blocks, block_size, seed, ops):
     return case, (a.slot("s", n), a.block_table("s"), free_list(a))
 
 
-def _append_pairs():
-    return [_append_pair(*state) for state in _APPEND_STATES]
-
-
 def _random_appends(rng):
     pairs = []
     for _ in range(NUM_RANDOM):
@@ -177,7 +169,7 @@ def show_append(value) -> str:
 APPEND_SLOT = Spec(
     "append_slot",
     params=("table", "num_tokens", "block_size", "free"),
-    cases=_append_pairs,
+    cases=lambda: [_append_pair(*state) for state in _APPEND_STATES],
     draw=_random_appends,
     slips=of("append"),
     observe=observe_append,

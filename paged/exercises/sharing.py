@@ -14,10 +14,7 @@ from .contract import integer, optional_integer
 from .core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
 
-__all__ = [
-    "check_blocks_after_fork",
-    "check_write_slot",
-]
+__all__ = ["check_blocks_after_fork", "check_write_slot"]
 
 
 def _blocks_after_fork(prompt_len, num_samples, block_size):  # the allocator, one token each
@@ -83,20 +80,14 @@ def _write_pair(num_blocks, block_size, seed, ops, seq):
     return case, (ret, a.block_table(seq), free_list(a), _refs(a))
 
 
-def _write_pairs():
-    return [_write_pair(*state) for state in _WRITE_STATES]
-
-
 def _random_writes(rng):
     """States with forks (two or three holders of a block), frees, appends after a fork."""
     pairs = []
     for _ in range(NUM_RANDOM):
         bs = block_size_for(rng)
         n = max(0, rng.randint(0, 3) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
-        ops = [("allocate", "A", n)]
-        for child in ("B", "C")[: rng.randint(0, 2)]:
-            ops.append(("fork", "A", child))
-        holders = ["A", *(op[2] for op in ops if op[0] == "fork")]
+        holders = ["A", *("B", "C")[: rng.randint(0, 2)]]
+        ops = [("allocate", "A", n), *(("fork", "A", child) for child in holders[1:])]
         if len(holders) > 1 and rng.random() < 0.3:
             ops.append(("append", rng.choice(holders[1:]), 1))
         seq = rng.choice(holders)
@@ -143,7 +134,7 @@ def _write_types(raw, args):
 WRITE_SLOT = Spec(
     "write_slot",
     params=("table", "num_tokens", "block_size", "free", "refs"),
-    cases=_write_pairs,
+    cases=lambda: [_write_pair(*state) for state in _WRITE_STATES],
     draw=_random_writes,
     slips=of("cow"),
     observe=observe_write,
