@@ -46,7 +46,7 @@ def random_state(rng, seq="s", others=True):
 __all__ = ["check_append_slot", "check_slot", "check_wasted_slots"]
 
 
-def replay(num_blocks: int, block_size: int, ops, seed: int | None = None) -> PagedAllocator:
+def replay(num_blocks: int, block_size: int, seed: int, ops) -> PagedAllocator:
     """A PagedAllocator after `ops`, each (method, *args): ("allocate", "s", 5), ("free", "s")."""
     a = PagedAllocator(num_blocks, block_size, seed=seed)
     for op, *args in ops:
@@ -62,9 +62,8 @@ def free_list(a: PagedAllocator) -> list[int]:
 def _slot_pairs(rng):
     pairs = []
     for _ in range(NUM_RANDOM // 4):
-        num_blocks, bs, seed, ops = random_state(rng)
-        a = replay(num_blocks, bs, ops, seed)
-        n = a.num_tokens("s")
+        a = replay(*random_state(rng))
+        n, bs = a.num_tokens("s"), a.block_size
         for p in {0, n - 1, rng.randint(0, max(0, n - 1)), min(bs, n - 1)} if n else ():
             pairs.append(((a.block_table("s"), bs, p), a.slot("s", p)))
     return pairs
@@ -77,7 +76,7 @@ def _slot_cases():
         (12, 1, 3, 2, (1,)),
         (6, 16, 5, 16, (15,)),
     ):
-        a = replay(num_blocks, block_size, [("allocate", "s", num_tokens)], seed)
+        a = replay(num_blocks, block_size, seed, [("allocate", "s", num_tokens)])
         pairs += [((a.block_table("s"), block_size, p), a.slot("s", p)) for p in positions]
     return pairs
 
@@ -135,7 +134,7 @@ _APPEND_STATES = (
 
 def _append_pair(num_blocks, block_size, seed, ops):
     """(case, answer): the answer is what PagedAllocator.append does to the state."""
-    a = replay(num_blocks, block_size, ops, seed)
+    a = replay(num_blocks, block_size, seed, ops)
     n = a.num_tokens("s")
     case = (a.block_table("s"), n, block_size, free_list(a))
     a.append("s", 1)
@@ -146,7 +145,7 @@ def _random_appends(rng):
     pairs = []
     for _ in range(NUM_RANDOM):
         state = random_state(rng)
-        a = replay(*state[:2], state[3], state[2])
+        a = replay(*state)
         if a.blocks_needed_to_append("s") <= a.num_free_blocks:
             pairs.append(_append_pair(*state))
     return pairs

@@ -72,7 +72,7 @@ def _refs(a) -> dict[int, int]:
 
 def _write_pair(num_blocks, block_size, seed, ops, seq):
     """(case, answer): the answer is what PagedAllocator.append does to the state."""
-    a = replay(num_blocks, block_size, ops, seed)
+    a = replay(num_blocks, block_size, seed, ops)
     n = a.num_tokens(seq)
     case = (a.block_table(seq), n, block_size, free_list(a), _refs(a))
     copies = a.append(seq, 1)
@@ -94,7 +94,7 @@ def _random_writes(rng):
         need = len(holders) * (n // bs + 3)
         num_blocks = need + rng.choice((0, 1, 2))
         try:
-            a = replay(num_blocks, bs, ops, 0)
+            a = replay(num_blocks, bs, 0, ops)
         except Exception:  # not enough blocks for this draw: draw again later
             continue
         if a.blocks_needed_to_append(seq) > a.num_free_blocks:
