@@ -22,8 +22,8 @@ def block_size_for(rng) -> int:
     return rng.choice((1, 1, 2, 3, 4, 16, 32, 256))
 
 
-def random_state(rng, seq="s", others=True):
-    """(num_blocks, block_size, seed, ops): `seq` and a few other sequences, some freed.
+def random_state(rng):
+    """(num_blocks, block_size, seed, ops): the sequence "s" and a few others, some freed.
 
     Biased to block boundaries (a length on, just below and above a multiple of the block
     size, 0 tokens) and to the last free block (a pool with exactly one left, or none).
@@ -32,12 +32,12 @@ def random_state(rng, seq="s", others=True):
     k = rng.randint(0, 4)
     n = max(0, k * bs + rng.choice((-1, 0, 0, 1, rng.randint(0, bs))))
     ops, held = [], num_blocks_for(n, bs)
-    for i in range(rng.randint(0, 3) if others else 0):
+    for i in range(rng.randint(0, 3)):
         m = rng.randint(0, 3 * bs)
         ops.append(("allocate", f"x{i}", m))
         held += num_blocks_for(m, bs)
-    ops.insert(rng.randint(0, len(ops)), ("allocate", seq, n))
-    frees = [op[1] for op in ops if op[1] != seq and rng.random() < 0.5]
+    ops.insert(rng.randint(0, len(ops)), ("allocate", "s", n))
+    frees = [op[1] for op in ops if op[1] != "s" and rng.random() < 0.5]
     ops += [("free", x) for x in frees]
     num_blocks = held + rng.choice((0, 1, 1, 2, 5))  # the last free block, or none
     return max(1, num_blocks), bs, rng.randint(0, 10**6), ops

@@ -40,12 +40,8 @@ def request_ids(rng, n: int) -> list:
         if len(ids) < n:
             continue
         numeric = [int(str(x).lstrip("abcdkmqrtxz")) for x in ids]
-        orders = (
-            sorted(ids, key=str),
-            sorted(ids, key=str, reverse=True),
-            [x for _, x in sorted(zip(numeric, ids, strict=True))],
-        )
-        if n < 3 or all(list(o) != ids and list(o)[::-1] != ids for o in orders):
+        orders = (sorted(ids, key=str), [x for _, x in sorted(zip(numeric, ids, strict=True))])
+        if n < 3 or all(o != ids and o[::-1] != ids for o in orders):
             return ids
 
 

@@ -56,8 +56,8 @@ def _random_admits(rng):
         waiting = []
         for r in ids:  # each fits the empty pool at its final length
             final = rng.randint(2, max(2, free * bs))
-            p = rng.choice((1, bs, max(1, final - 1), rng.randint(1, final - 1)))
-            waiting.append((r, min(p, final - 1), final - min(p, final - 1)))
+            p = min(rng.choice((1, bs, max(1, final - 1), rng.randint(1, final - 1))), final - 1)
+            waiting.append((r, p, final - p))
         wm = rng.choice((0, 0, 1, 2)) if free > 4 else 0
         try:
             pairs.append(_admit_pair(bs, free, wm, waiting))

@@ -10,7 +10,7 @@ from ..experiments import blocks_held_by_samples
 from ..paging import PagedAllocator
 from ..workloads import Request
 from .blocks import FORBID, block_size_for, free_list, replay
-from .contract import integer, optional_integer
+from .contract import each, integer, optional_integer
 from .core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
 
@@ -124,11 +124,7 @@ def show_write(value) -> str:
 
 def _write_types(raw, args):
     slot, copied = raw
-    return integer(slot) or (
-        None
-        if copied is None
-        else next((why for b in copied if (why := optional_integer(b))), None)
-    )
+    return integer(slot) or (None if copied is None else each(optional_integer)(copied))
 
 
 WRITE_SLOT = Spec(

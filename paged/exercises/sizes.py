@@ -13,7 +13,7 @@ from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import simulate
 from ..trace import CATEGORIES
 from ..workloads import Request, sharegpt_like
-from .contract import integer, real
+from .contract import each, integer, real
 from .core import Spec, checker, draws
 from .slips import of
 
@@ -156,20 +156,14 @@ def _random_runs(rng, n: int = 6):
     for _ in range(n):
         requests = [
             Request(
-                i,
-                rng.randint(1, 12),
-                rng.randint(1, 9),
-                arrival_time=rng.choice((0, 0, rng.randint(0, 15))),
+                i, rng.randint(1, 12), rng.randint(1, 9), rng.choice((0, 0, rng.randint(0, 15)))
             )
             for i in range(rng.randint(1, 6))
         ]
         policy = rng.choice(("max", "pow2", "paged", "oracle"))
-        options = {"kv_slots": rng.choice((24, 30, 48, 200)), "max_seq_len": 24}
+        options = dict(kv_slots=rng.choice((24, 30, 48, 200)), max_seq_len=24)
         if policy not in POLICIES:  # paging: blocks, not one range per request
-            options = {
-                "kv_slots": rng.choice((24, 32, 64, 256)),
-                "block_size": rng.choice((1, 4, 8)),
-            }
+            options = dict(kv_slots=rng.choice((24, 32, 64, 256)), block_size=rng.choice((1, 4, 8)))
         end = rng.choice((None, "waiting", "preempted"))
         pairs.append(_breakdown_pair(requests, policy, options, end))
     return pairs
@@ -186,8 +180,7 @@ def _fractions(fn, args):
 
 
 def _four_numbers(raw, args):
-    values = list(raw.values()) if isinstance(raw, dict) else list(raw)
-    return next((why for v in values if (why := real(v))), None)
+    return each(real)(list(raw.values()) if isinstance(raw, dict) else list(raw))
 
 
 def _same_fractions(got, want) -> bool:
