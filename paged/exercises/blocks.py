@@ -1,9 +1,7 @@
 """Checkers for chapter 3: the slot mapping, wasted slots, and appending one token.
 
 The ground truth is `PagedAllocator` itself: each case is a pool built with its public methods
-(allocate, fork, append, free), and the expected answer is what the allocator does next. A
-learner's `free` list is the allocator's free list read back to front, so that `free.pop()`
-takes the block the allocator would take.
+(allocate, fork, append, free), and the expected answer is what the allocator does next.
 """
 
 from __future__ import annotations

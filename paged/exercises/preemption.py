@@ -63,12 +63,8 @@ def _random_victims(rng):
         n = rng.choice((1, 2, 3, 4, 6))
         ids = request_ids(rng, n)
         bs = rng.choice((1, 2, 4, 16))
-        running = [
-            (
-                r,
-                rng.choice((1, 1, 2, rng.randint(1, 6))),  # block size 1: always 1
-                1 if bs == 1 else rng.choice((0, 1, 1)),
-            )
+        running = [  # (req_id, blocks_held, blocks_needed): with blocks of 1, a token needs 1
+            (r, rng.choice((1, 1, 2, rng.randint(1, 6))), 1 if bs == 1 else rng.choice((0, 1, 1)))
             for r in ids
         ]
         free = rng.choice((0, 0, 1, 2, rng.randint(0, n)))
