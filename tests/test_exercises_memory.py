@@ -300,16 +300,16 @@ def _gather_clamping(cache, row, n):
     return gather(cache, row, n)
 
 
-def _merge_float64(parts):
-    """The max-less merge in float64: passes wherever exp(lse) fits a float64 (|lse| < 709)."""
-    w = [torch.exp(lse.double()) for _, lse in parts]
+def _merge_float64(parts, c=0.0):
+    """The merge in float64 with `c` subtracted before exp(), not the max: with c = 0 it passes
+    wherever exp(lse) fits a float64 (|lse| < 709)."""
+    w = [torch.exp(lse.double() - c) for _, lse in parts]
     return (sum(wi * o.double() for wi, (o, _) in zip(w, parts, strict=True)) / sum(w)).float()
 
 
 def _merge_minus_first(parts):
-    c = float(parts[0][1]) if math.isfinite(float(parts[0][1])) else 0.0
-    w = [torch.exp(lse.double() - c) for _, lse in parts]
-    return (sum(wi * o.double() for wi, (o, _) in zip(w, parts, strict=True)) / sum(w)).float()
+    first = float(parts[0][1])
+    return _merge_float64(parts, first if math.isfinite(first) else 0.0)
 
 
 def _breakdown_tuple_np(steps, kv):
