@@ -49,8 +49,9 @@ adding_chain = chain(lambda h, block: (h or 0) + hash(block))
 xor_chain = chain(lambda h, block: (h or 0) ^ hash(block))
 
 
-def breakdown(steps, kv_slots):
-    chosen = [u for u, waiting, _ in steps if waiting] or [u for u, _, run in steps if run]
+def breakdown(steps, kv_slots, waited=lambda waiting, running: waiting):
+    """The average over the steps that `waited`, or over the busy ones if none did."""
+    chosen = [u for u, w, r in steps if waited(w, r)] or [u for u, _, r in steps if r]
     return [sum(u[c] for u in chosen) / (len(chosen) * kv_slots) for c in range(4)]
 
 
@@ -67,8 +68,7 @@ def gather_empty_in_float32(cache, row, seq_len):
 
 def breakdown_busy_waits(steps, kv_slots):
     """Averages over the steps in which requests wait *and* some run."""
-    chosen = [u for u, w, r in steps if w and r] or [u for u, _, r in steps if r]
-    return [sum(u[c] for u in chosen) / (len(chosen) * kv_slots) for c in range(4)]
+    return breakdown(steps, kv_slots, lambda waiting, running: waiting and running)
 
 
 def decode_max_over_padding(q, k_cache, v_cache, row, seq_len, kv_head, scale):
