@@ -91,8 +91,7 @@ def _random_writes(rng):
         if len(holders) > 1 and rng.random() < 0.3:
             ops.append(("append", rng.choice(holders[1:]), 1))
         seq = rng.choice(holders)
-        need = len(holders) * (n // bs + 3)
-        num_blocks = need + rng.choice((0, 1, 2))
+        num_blocks = len(holders) * (n // bs + 3) + rng.choice((0, 1, 2))
         try:
             a = replay(num_blocks, bs, 0, ops)
         except Exception:  # not enough blocks for this draw: draw again later
