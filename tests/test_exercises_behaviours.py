@@ -17,9 +17,9 @@ import torch
 
 from paged import exercises as ex
 from paged.exercises import attention as attention_checker
-from paged.exercises import core, prefix, sizes
 from paged.exercises import decode as decode_checker
 from paged.exercises import merge as merge_checker
+from paged.exercises import prefix, sizes
 from paged.exercises.slips import SLIPS
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
@@ -49,8 +49,9 @@ adding_chain = chain(lambda h, block: (h or 0) + hash(block))
 xor_chain = chain(lambda h, block: (h or 0) ^ hash(block))
 
 
-def breakdown(steps, kv_slots):
-    chosen = [u for u, waiting, _ in steps if waiting] or [u for u, _, run in steps if run]
+def breakdown(steps, kv_slots, waited=lambda waiting, running: waiting):
+    """The average over the steps that `waited`, or over the busy ones if none did."""
+    chosen = [u for u, w, r in steps if waited(w, r)] or [u for u, _, r in steps if r]
     return [sum(u[c] for u in chosen) / (len(chosen) * kv_slots) for c in range(4)]
 
 
@@ -67,8 +68,7 @@ def gather_empty_in_float32(cache, row, seq_len):
 
 def breakdown_busy_waits(steps, kv_slots):
     """Averages over the steps in which requests wait *and* some run."""
-    chosen = [u for u, w, r in steps if w and r] or [u for u, _, r in steps if r]
-    return [sum(u[c] for u in chosen) / (len(chosen) * kv_slots) for c in range(4)]
+    return breakdown(steps, kv_slots, lambda waiting, running: waiting and running)
 
 
 def decode_max_over_padding(q, k_cache, v_cache, row, seq_len, kv_head, scale):
@@ -298,7 +298,7 @@ def test_the_fixed_cases_hold_the_edges_these_answers_missed():
         assert any(prefix.observe(wrong, c)[1] != prefix.truth(*c) for c in prefix.CASES)
     # without the two cases before the last, the adding chain passed every fixed case
     assert all(prefix.observe(adding_chain, c)[1] == prefix.truth(*c) for c in prefix.CASES[:-3])
-    pairs = sizes._breakdown_pairs()  # traces that end with a waiting or preempted request
+    pairs = sizes.BREAKDOWN.cases()  # traces that end with a waiting or preempted request
     assert all(steps[-1][1] == 0 and steps[-1][2] == 0 for (steps, _), _ in pairs[:4])  # idle
     assert sum(steps[-1][1] > 0 for (steps, _), _ in pairs) >= 2
     # a rotation keeps the answer: an average does not depend on the order of its steps
@@ -310,15 +310,6 @@ def test_the_fixed_cases_hold_the_edges_these_answers_missed():
     decodes = decode_checker._fixed_cases()
     assert any(k.dtype != torch.float32 and n == 1 for _, k, _, _, n, _, _ in decodes)
     assert merge_in_float64(merge_checker._merge_pairs()[0][0]).dtype == torch.float64
-
-
-def test_the_new_hints_are_in_the_catalogues():
-    def hints(name):
-        return [str(h) for _, h in core.slips(ex.SPECS[name])]
-
-    assert sum("after the copy the old block counts" in h for h in hints("write_slot")) == 2
-    assert any("the last step of `steps`" in h for h in hints("breakdown"))
-    assert any("a block seen twice cancels out" in h for h in hints("block_hashes"))
 
 
 def test_the_new_hints_speak_korean(capsys, monkeypatch):

@@ -107,33 +107,32 @@ def test_multihead_attention_is_rejected_and_named(capsys):
     assert "your function calls torch's multi-head attention (nn.MultiheadAttention)" in out
 
 
-def _reference(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
-    from paged.attention.reference import paged_attention_ref
+def by(module, name):
+    """decode_one_head handed to the course's own attention `module.name` (imported when called),
+    the query in kv_head's place."""
 
-    heads = slice(kv_head, kv_head + 1)  # the query sits in kv_head's place
-    table = block_table_row.clamp(min=0)[None].int()
-    lens = torch.tensor([seq_len], dtype=torch.int32)
-    return paged_attention_ref(q[None, None], k_cache[:, :, heads], v_cache[:, :, heads], table,
-                               lens, scale)[0, 0]  # fmt: skip
+    def decode_one_head(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
+        attend = getattr(importlib.import_module(module), name)
+        heads = slice(kv_head, kv_head + 1)
+        table = block_table_row.clamp(min=0)[None].int()
+        lens = torch.tensor([seq_len], dtype=torch.int32)
+        k, v = k_cache[:, :, heads], v_cache[:, :, heads]
+        return attend(q[None, None], k, v, table, lens, scale)[0, 0]
+
+    return decode_one_head
 
 
-def _backend(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
-    from paged.model import attention_backend
-
-    heads = slice(kv_head, kv_head + 1)
-    table = block_table_row.clamp(min=0)[None].int()
-    lens = torch.tensor([seq_len], dtype=torch.int32)
-    out = attention_backend.decode_attention_ref(
-        q[None, None], k_cache[:, :, heads], v_cache[:, :, heads], table, lens, scale
-    )
-    return out[0, 0]
+_reference = by("paged.attention.reference", "paged_attention_ref")
 
 
 @pytest.mark.parametrize(
     "wrong, called",
     [
         (_reference, "paged.paged_attention_ref"),
-        (_backend, "paged.model.attention_backend.decode_attention_ref"),
+        (
+            by("paged.model.attention_backend", "decode_attention_ref"),
+            "paged.model.attention_backend.decode_attention_ref",
+        ),
     ],
 )
 def test_the_course_s_own_attention_is_rejected_and_named(capsys, wrong, called):

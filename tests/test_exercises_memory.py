@@ -14,7 +14,16 @@ import pytest
 import torch
 
 from paged import exercises as ex
+from paged.attention.reference import gather_kv, paged_attention_ref
+from paged.contiguous import ContiguousAllocator
 from paged.exercises import memory as memory_checkers
+from paged.experiments import blocks_held_by_samples
+from paged.kv import ModelSpec
+from paged.paging import PagedAllocator, num_blocks_for
+from paged.preemption_cost import CostModel
+from paged.scheduler import Scheduler
+from paged.simulator import simulate
+from paged.workloads import Request
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
@@ -207,79 +216,42 @@ def test_verdicts_and_hints_speak_korean_in_the_korean_edition(monkeypatch, caps
 
 
 # ---- the classes of wrong answers that fixed, hand-written cases let through (issue 29) --------
-def _lib_bytes(n, h, d, b):
-    from paged.kv import ModelSpec
+def calling(library, right):
+    """A right answer that first calls `library()`: the library's own answer, or part of it."""
 
+    def fn(*args):
+        library()
+        return right(*args)
+
+    return fn
+
+
+def _lib_bytes(n, h, d, b):
     return ModelSpec("x", num_layers=n, num_kv_heads=h, head_dim=d, dtype_bytes=b).bytes_per_token
 
 
 def _lib_pow2(p, o, m):
-    from paged.contiguous import ContiguousAllocator
-
     return ContiguousAllocator(m, "pow2", max_seq_len=m).reservation(prompt_len=p, output_len=o)
 
 
-def _lib_first_fit(holes, size):
-    from paged.contiguous import ContiguousAllocator
-
-    return (
-        first_fit(holes, size)
-        if size > 10**9
-        else ContiguousAllocator(10, "oracle", max_seq_len=10)._first_fit(size)
-        and first_fit(holes, size)
-    )
-
-
-def _lib_slot(t, bs, p):
-    from paged.paging import PagedAllocator
-
-    a = PagedAllocator(len(t) + 1, bs)
-    a.allocate("s", p + 1)
-    return a.slot("s", 0) * 0 + slot(t, bs, p)
-
-
 def _lib_wasted(n, bs):
-    from paged.paging import num_blocks_for
-
     return num_blocks_for(n, bs) * bs - n
 
 
 def _lib_swap(nb, bs, bpt, layers, bw, lat):
-    from paged.preemption_cost import CostModel
-
     return CostModel(
         bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
     ).swap_time(nb, bs)
 
 
 def _lib_fork(p, n, bs):
-    from paged.experiments import blocks_held_by_samples
-    from paged.workloads import Request
-
     return blocks_held_by_samples([Request(0, prompt_len=p, output_len=1)], n, block_size=bs)
 
 
-def _lib_victims(running, need, free, held):
-    from paged.scheduler import Scheduler
-    from paged.workloads import Request
-
-    Scheduler([Request(0, 4, 2)], "paged", kv_slots=64, block_size=4).step()
-    return pick_victims(running, need, free, held)
-
-
-def _lib_gather(cache, row, n):
-    from paged.attention.reference import gather_kv
-
-    return gather_kv(cache, row, n)
-
-
-def _lib_merge(parts):
-    from paged.attention.reference import paged_attention_ref
-
+def _attention_ref():
     q = torch.zeros(1, 1, 1)
     kv, table = q.view(1, 1, 1, 1), torch.zeros(1, 1, dtype=torch.int32)
     paged_attention_ref(q, kv, kv, table, torch.ones(1, dtype=torch.int32))
-    return merge_partitions(parts)
 
 
 def _popping(table, n, bs, free, refs):
@@ -328,16 +300,16 @@ def _gather_clamping(cache, row, n):
     return gather(cache, row, n)
 
 
-def _merge_float64(parts):
-    """The max-less merge in float64: passes wherever exp(lse) fits a float64 (|lse| < 709)."""
-    w = [torch.exp(lse.double()) for _, lse in parts]
+def _merge_float64(parts, c=0.0):
+    """The merge in float64 with `c` subtracted before exp(), not the max: with c = 0 it passes
+    wherever exp(lse) fits a float64 (|lse| < 709)."""
+    w = [torch.exp(lse.double() - c) for _, lse in parts]
     return (sum(wi * o.double() for wi, (o, _) in zip(w, parts, strict=True)) / sum(w)).float()
 
 
 def _merge_minus_first(parts):
-    c = float(parts[0][1]) if math.isfinite(float(parts[0][1])) else 0.0
-    w = [torch.exp(lse.double() - c) for _, lse in parts]
-    return (sum(wi * o.double() for wi, (o, _) in zip(w, parts, strict=True)) / sum(w)).float()
+    first = float(parts[0][1])
+    return _merge_float64(parts, first if math.isfinite(first) else 0.0)
 
 
 def _breakdown_tuple_np(steps, kv):
@@ -364,7 +336,10 @@ CLASSES = {
             lambda holes, size: (first_fit(holes, size), holes.reverse())[0],
             "changed its argument `holes`",
         ),
-        "library": (_lib_first_fit, "calls paged.contiguous.ContiguousAllocator"),
+        "library": (
+            calling(lambda: ContiguousAllocator(10, "oracle", max_seq_len=10), first_fit),
+            "calls paged.contiguous.ContiguousAllocator",
+        ),
         "type": (
             lambda holes, size: None if (r := first_fit(holes, size)) is None else float(r),
             "is a float",
@@ -376,7 +351,10 @@ CLASSES = {
             lambda t, bs, p: (slot(t, bs, p), t.append(-1))[0],
             "changed its argument `block_table`",
         ),
-        "library": (_lib_slot, "calls paged.paging.PagedAllocator"),
+        "library": (
+            calling(lambda: PagedAllocator(4, 4), slot),
+            "calls paged.paging.PagedAllocator",
+        ),
         "type": (lambda t, bs, p: float(slot(t, bs, p)), "is a float"),
     },
     "wasted_slots": {
@@ -386,10 +364,7 @@ CLASSES = {
     },
     "append_slot": {
         "library": (
-            lambda t, n, bs, f: (
-                __import__("paged.paging").paging.PagedAllocator(4, 4).allocate("s", 1)
-                and append_slot(t, n, bs, f)
-            ),
+            calling(lambda: PagedAllocator(4, 4), append_slot),
             "calls paged.paging.PagedAllocator",
         ),
         "type": (lambda t, n, bs, f: float(append_slot(t, n, bs, f)), "is a float"),
@@ -401,10 +376,7 @@ CLASSES = {
             "changed its argument `steps`",
         ),
         "library": (
-            lambda steps, kv: (
-                __import__("paged.simulator").simulator.simulate([], "paged", kv_slots=16)
-                and breakdown(steps, kv)
-            ),
+            calling(lambda: simulate([], "paged", kv_slots=16), breakdown),
             "calls paged.simulator.simulate",
         ),
         "type": (
@@ -423,10 +395,7 @@ CLASSES = {
             "you returned",
         ),  # refs is compared after the call: a stray entry shows
         "library": (
-            lambda *a: (
-                __import__("paged.paging").paging.PagedAllocator(4, 4).allocate("s", 1)
-                and write_slot(*a)
-            ),
+            calling(lambda: PagedAllocator(4, 4), write_slot),
             "calls paged.paging.PagedAllocator",
         ),
         "type": (lambda *a: (float((w := write_slot(*a))[0]), w[1]), "is a float"),
@@ -434,7 +403,10 @@ CLASSES = {
     },
     "pick_victims": {
         "mutated": (_pick_popping, "changed its argument `running`"),
-        "library": (_lib_victims, "calls paged.scheduler.Scheduler"),
+        "library": (
+            calling(lambda: Scheduler([Request(0, 4, 2)], "paged", kv_slots=64), pick_victims),
+            "calls paged.scheduler.Scheduler",
+        ),
         "ids": (_pick_largest_id, "seed="),
     },
     "swap_time": {
@@ -444,7 +416,7 @@ CLASSES = {
     "gather": {
         "mutated": (_gather_zeroing, "changed its argument `cache`"),
         "clamped": (_gather_clamping, "changed its argument `block_table_row`"),
-        "library": (_lib_gather, "calls paged.gather_kv"),
+        "library": (lambda c, row, n: gather_kv(c, row, n), "calls paged.gather_kv"),
         "dtype": (lambda c, row, n: gather(c, row, n).float(), "dtype torch.float32"),
     },
     "merge_partitions": {
@@ -454,7 +426,7 @@ CLASSES = {
             lambda parts: (merge_partitions(parts), parts.pop())[0],
             "changed its argument `parts`",
         ),
-        "library": (_lib_merge, "calls paged.paged_attention_ref"),
+        "library": (calling(_attention_ref, merge_partitions), "calls paged.paged_attention_ref"),
     },
 }
 CLASS_CASES = [(n, c) for n, classes in CLASSES.items() for c in classes]

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
+from .merge import check_merge_partitions
 from .slips import of
 
-__all__ = [
-    "check_gather",
-    "check_merge_partitions",
-]
+__all__ = ["check_gather", "check_merge_partitions"]
 
 
 def _address_cache(num_blocks, block_size, heads=2, head_dim=3, dtype="float32"):
@@ -141,6 +139,3 @@ GATHER = Spec(
     """,
 )
 check_gather = checker(GATHER)
-
-
-from .merge import check_merge_partitions  # noqa: E402

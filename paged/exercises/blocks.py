@@ -1,9 +1,7 @@
 """Checkers for chapter 3: the slot mapping, wasted slots, and appending one token.
 
 The ground truth is `PagedAllocator` itself: each case is a pool built with its public methods
-(allocate, fork, append, free), and the expected answer is what the allocator does next. A
-learner's `free` list is the allocator's free list read back to front, so that `free.pop()`
-takes the block the allocator would take.
+(allocate, fork, append, free), and the expected answer is what the allocator does next.
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ def block_size_for(rng) -> int:
     return rng.choice((1, 1, 2, 3, 4, 16, 32, 256))
 
 
-def random_state(rng, seq="s", others=True):
-    """(num_blocks, block_size, seed, ops): `seq` and a few other sequences, some freed.
+def random_state(rng):
+    """(num_blocks, block_size, seed, ops): the sequence "s" and a few others, some freed.
 
     Biased to block boundaries (a length on, just below and above a multiple of the block
     size, 0 tokens) and to the last free block (a pool with exactly one left, or none).
@@ -32,25 +30,21 @@ def random_state(rng, seq="s", others=True):
     k = rng.randint(0, 4)
     n = max(0, k * bs + rng.choice((-1, 0, 0, 1, rng.randint(0, bs))))
     ops, held = [], num_blocks_for(n, bs)
-    for i in range(rng.randint(0, 3) if others else 0):
+    for i in range(rng.randint(0, 3)):
         m = rng.randint(0, 3 * bs)
         ops.append(("allocate", f"x{i}", m))
         held += num_blocks_for(m, bs)
-    ops.insert(rng.randint(0, len(ops)), ("allocate", seq, n))
-    frees = [op[1] for op in ops if op[1] != seq and rng.random() < 0.5]
+    ops.insert(rng.randint(0, len(ops)), ("allocate", "s", n))
+    frees = [op[1] for op in ops if op[1] != "s" and rng.random() < 0.5]
     ops += [("free", x) for x in frees]
     num_blocks = held + rng.choice((0, 1, 1, 2, 5))  # the last free block, or none
     return max(1, num_blocks), bs, rng.randint(0, 10**6), ops
 
 
-__all__ = [
-    "check_append_slot",
-    "check_slot",
-    "check_wasted_slots",
-]
+__all__ = ["check_append_slot", "check_slot", "check_wasted_slots"]
 
 
-def replay(num_blocks: int, block_size: int, ops, seed: int | None = None) -> PagedAllocator:
+def replay(num_blocks: int, block_size: int, seed: int, ops) -> PagedAllocator:
     """A PagedAllocator after `ops`, each (method, *args): ("allocate", "s", 5), ("free", "s")."""
     a = PagedAllocator(num_blocks, block_size, seed=seed)
     for op, *args in ops:
@@ -66,9 +60,8 @@ def free_list(a: PagedAllocator) -> list[int]:
 def _slot_pairs(rng):
     pairs = []
     for _ in range(NUM_RANDOM // 4):
-        num_blocks, bs, seed, ops = random_state(rng)
-        a = replay(num_blocks, bs, ops, seed)
-        n = a.num_tokens("s")
+        a = replay(*random_state(rng))
+        n, bs = a.num_tokens("s"), a.block_size
         for p in {0, n - 1, rng.randint(0, max(0, n - 1)), min(bs, n - 1)} if n else ():
             pairs.append(((a.block_table("s"), bs, p), a.slot("s", p)))
     return pairs
@@ -81,7 +74,7 @@ def _slot_cases():
         (12, 1, 3, 2, (1,)),
         (6, 16, 5, 16, (15,)),
     ):
-        a = replay(num_blocks, block_size, [("allocate", "s", num_tokens)], seed)
+        a = replay(num_blocks, block_size, seed, [("allocate", "s", num_tokens)])
         pairs += [((a.block_table("s"), block_size, p), a.slot("s", p)) for p in positions]
     return pairs
 
@@ -139,22 +132,18 @@ _APPEND_STATES = (
 
 def _append_pair(num_blocks, block_size, seed, ops):
     """(case, answer): the answer is what PagedAllocator.append does to the state."""
-    a = replay(num_blocks, block_size, ops, seed)
+    a = replay(num_blocks, block_size, seed, ops)
     n = a.num_tokens("s")
     case = (a.block_table("s"), n, block_size, free_list(a))
     a.append("s", 1)
     return case, (a.slot("s", n), a.block_table("s"), free_list(a))
 
 
-def _append_pairs():
-    return [_append_pair(*state) for state in _APPEND_STATES]
-
-
 def _random_appends(rng):
     pairs = []
     for _ in range(NUM_RANDOM):
         state = random_state(rng)
-        a = replay(*state[:2], state[3], state[2])
+        a = replay(*state)
         if a.blocks_needed_to_append("s") <= a.num_free_blocks:
             pairs.append(_append_pair(*state))
     return pairs
@@ -177,7 +166,7 @@ def show_append(value) -> str:
 APPEND_SLOT = Spec(
     "append_slot",
     params=("table", "num_tokens", "block_size", "free"),
-    cases=_append_pairs,
+    cases=lambda: [_append_pair(*state) for state in _APPEND_STATES],
     draw=_random_appends,
     slips=of("append"),
     observe=observe_append,

@@ -70,8 +70,7 @@ class Ops:
 
 SDPA = Ops(
     msg(
-        "torch's scaled_dot_product_attention (SDPA)",
-        "torch의 scaled_dot_product_attention(SDPA)",
+        "torch's scaled_dot_product_attention (SDPA)", "torch의 scaled_dot_product_attention(SDPA)"
     ),
     # every backend, CUDA's too: reached through torch.ops.aten, they skip the dispatcher's choice
     (
@@ -187,8 +186,7 @@ def _expand(targets):
             except ImportError:  # Triton's modules where Triton does not install: no call either
                 continue
         else:
-            label, obj = target
-            functions.append((label, obj))
+            functions.append(target)
     return functions, groups
 
 

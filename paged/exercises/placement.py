@@ -48,11 +48,6 @@ def _first_fit_truth(holes, size):
         return None
 
 
-def _same_answer(got, want) -> bool:
-    """Equal, where None (no hole fits) differs from every address, 0 included."""
-    return (got is None) == (want is None) and (got is None or got == want)
-
-
 def _random_holes(rng):
     """Holes in address order: none, one, many; sizes equal to a hole, above all, the least.
 
@@ -78,8 +73,7 @@ FIRST_FIT = Spec(
     answer=_first_fit_truth,
     draw=draws(_random_holes, _first_fit_truth),
     slips=of("first_fit"),
-    same=_same_answer,
-    none_ok=True,
+    none_ok=True,  # no hole fits: None, which == tells from every address, 0 included
     forbid=["paged.contiguous", "paged.pool"],
     contract=lambda got, args: optional_integer(got),
     doc="""fn(holes, size) -> start of the first hole with length >= size, or None (chapter 2).

@@ -1,12 +1,9 @@
 """Checkers for chapter 9: which requests a decode step preempts, and what a swap costs.
 
-`pick_victims` is the build exercise: the scheduler's preemption rule, written by the learner.
-Of the two candidates (pick the victims, or count the blocks a swap moves) it is the one that
-holds the decisions: counting a swap is `blocks_held` summed over the victims once the victims are
-known, while picking them is the paper's policy itself (§4.5: "the latest requests are preempted
-first", and a victim loses all of its blocks, "all-or-nothing"). Its ground truth is
-`paged.scheduler.Scheduler`: each case is a real pool of running requests, and the answer is what
-one decode step of the scheduler preempts.
+`pick_victims` is the build exercise: the paper's preemption policy (§4.5: "the latest requests
+are preempted first", and a victim loses all of its blocks, "all-or-nothing"); what a swap moves
+is then only `blocks_held` summed over the victims. Its ground truth is `Scheduler`: each case is
+a real pool of running requests, and the answer is what one decode step of the scheduler preempts.
 """
 
 from __future__ import annotations
@@ -20,6 +17,10 @@ from ..workloads import Request
 from .contract import real
 from .core import NUM_RANDOM, Spec, checker, draws, same_sequence
 from .slips import of
+
+__all__ = ["check_pick_victims", "check_swap_time"]
+# The scheduler's whole surface, and what drives it: forbidden in its exercises.
+SCHEDULER = ("paged.scheduler", "paged.admission", "paged.pool", "paged.paging", "paged.simulator")
 
 
 def request_ids(rng, n: int) -> list:
@@ -39,19 +40,10 @@ def request_ids(rng, n: int) -> list:
         if len(ids) < n:
             continue
         numeric = [int(str(x).lstrip("abcdkmqrtxz")) for x in ids]
-        orders = (
-            sorted(ids, key=str),
-            sorted(ids, key=str, reverse=True),
-            [x for _, x in sorted(zip(numeric, ids, strict=True))],
-        )
-        if n < 3 or all(list(o) != ids and list(o)[::-1] != ids for o in orders):
+        orders = (sorted(ids, key=str), [x for _, x in sorted(zip(numeric, ids, strict=True))])
+        if n < 3 or all(o != ids and o[::-1] != ids for o in orders):
             return ids
 
-
-__all__ = [
-    "check_pick_victims",
-    "check_swap_time",
-]
 
 # (block_size, [(req_id, blocks_held, blocks_needed)] in arrival order, free_blocks)
 _VICTIM_CASES = (
@@ -71,12 +63,8 @@ def _random_victims(rng):
         n = rng.choice((1, 2, 3, 4, 6))
         ids = request_ids(rng, n)
         bs = rng.choice((1, 2, 4, 16))
-        running = [
-            (
-                r,
-                rng.choice((1, 1, 2, rng.randint(1, 6))),  # block size 1: always 1
-                1 if bs == 1 else rng.choice((0, 1, 1)),
-            )
+        running = [  # (req_id, blocks_held, blocks_needed): with blocks of 1, a token needs 1
+            (r, rng.choice((1, 1, 2, rng.randint(1, 6))), 1 if bs == 1 else rng.choice((0, 1, 1)))
             for r in ids
         ]
         free = rng.choice((0, 0, 1, 2, rng.randint(0, n)))
@@ -113,13 +101,7 @@ PICK_VICTIMS = Spec(
     draw=_random_victims,
     slips=of("victims"),
     same=same_sequence,
-    forbid=[  # the scheduler's whole surface, and what drives it
-        "paged.scheduler",
-        "paged.admission",
-        "paged.pool",
-        "paged.paging",
-        "paged.simulator",
-    ],
+    forbid=SCHEDULER,
     doc="""fn(running, blocks_needed, free_blocks, blocks_held) -> preempted req_ids, in order.
 
     One decode step (chapter 9): `running` lists request ids in arrival order; each, in turn,

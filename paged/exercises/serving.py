@@ -1,13 +1,10 @@
 """Checker for chapter 10: which waiting requests one step admits, under paging.
 
-`admit` is the build exercise: the admission rule of the course's scheduler, the rule that sets
-how many requests run together in one KV budget (the peak batch chapter 10 measures on a real
-model). Under paging a new request takes blocks for the tokens it holds now, its prompt, and not
-for the `max_new_tokens` it may write later (the contiguous `max_new_tokens` reservation takes those too); the
-queue is served first come, first served, and admission keeps a watermark of blocks free for the
-running requests to grow into. The ground truth is `paged.scheduler.Scheduler`: each case is a
-pool of exactly `free_blocks` free blocks with the requests queued at once, and the answer is
-what the scheduler's first step admits.
+`admit` is the build exercise: the admission rule of the course's scheduler (the spec's doc), the
+rule that sets how many requests run together in one KV budget (chapter 10's peak batch on a real
+model). The ground truth is `paged.scheduler.Scheduler`: each case is a pool of exactly
+`free_blocks` free blocks with the requests queued at once, and the answer is what the
+scheduler's first step admits.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from __future__ import annotations
 from ..scheduler import Scheduler
 from ..workloads import Request
 from .core import NUM_RANDOM, Spec, checker, same_sequence
-from .preemption import request_ids
+from .preemption import SCHEDULER, request_ids
 from .slips import of
 
 __all__ = ["check_admit"]
@@ -59,8 +56,8 @@ def _random_admits(rng):
         waiting = []
         for r in ids:  # each fits the empty pool at its final length
             final = rng.randint(2, max(2, free * bs))
-            p = rng.choice((1, bs, max(1, final - 1), rng.randint(1, final - 1)))
-            waiting.append((r, min(p, final - 1), final - min(p, final - 1)))
+            p = min(rng.choice((1, bs, max(1, final - 1), rng.randint(1, final - 1))), final - 1)
+            waiting.append((r, p, final - p))
         wm = rng.choice((0, 0, 1, 2)) if free > 4 else 0
         try:
             pairs.append(_admit_pair(bs, free, wm, waiting))
@@ -76,13 +73,7 @@ SPEC = Spec(
     draw=_random_admits,
     slips=of("admission"),
     same=same_sequence,
-    forbid=(  # the scheduler's whole surface, and what drives it
-        "paged.scheduler",
-        "paged.admission",
-        "paged.pool",
-        "paged.paging",
-        "paged.simulator",
-    ),
+    forbid=SCHEDULER,
     doc="""fn(waiting, free_blocks, block_size, watermark_blocks) -> admitted req_ids, in order.
 
     One step's admission under paging (chapter 10): `waiting` lists (req_id, prompt_len,

@@ -10,14 +10,11 @@ from ..experiments import blocks_held_by_samples
 from ..paging import PagedAllocator
 from ..workloads import Request
 from .blocks import FORBID, block_size_for, free_list, replay
-from .contract import integer, optional_integer
+from .contract import each, integer, optional_integer
 from .core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
 
-__all__ = [
-    "check_blocks_after_fork",
-    "check_write_slot",
-]
+__all__ = ["check_blocks_after_fork", "check_write_slot"]
 
 
 def _blocks_after_fork(prompt_len, num_samples, block_size):  # the allocator, one token each
@@ -75,16 +72,12 @@ def _refs(a) -> dict[int, int]:
 
 def _write_pair(num_blocks, block_size, seed, ops, seq):
     """(case, answer): the answer is what PagedAllocator.append does to the state."""
-    a = replay(num_blocks, block_size, ops, seed)
+    a = replay(num_blocks, block_size, seed, ops)
     n = a.num_tokens(seq)
     case = (a.block_table(seq), n, block_size, free_list(a), _refs(a))
     copies = a.append(seq, 1)
     ret = (a.slot(seq, n), copies[0] if copies else None)
     return case, (ret, a.block_table(seq), free_list(a), _refs(a))
-
-
-def _write_pairs():
-    return [_write_pair(*state) for state in _WRITE_STATES]
 
 
 def _random_writes(rng):
@@ -93,17 +86,14 @@ def _random_writes(rng):
     for _ in range(NUM_RANDOM):
         bs = block_size_for(rng)
         n = max(0, rng.randint(0, 3) * bs + rng.choice((-1, 0, 1, rng.randint(0, bs))))
-        ops = [("allocate", "A", n)]
-        for child in ("B", "C")[: rng.randint(0, 2)]:
-            ops.append(("fork", "A", child))
-        holders = ["A", *(op[2] for op in ops if op[0] == "fork")]
+        holders = ["A", *("B", "C")[: rng.randint(0, 2)]]
+        ops = [("allocate", "A", n), *(("fork", "A", child) for child in holders[1:])]
         if len(holders) > 1 and rng.random() < 0.3:
             ops.append(("append", rng.choice(holders[1:]), 1))
         seq = rng.choice(holders)
-        need = len(holders) * (n // bs + 3)
-        num_blocks = need + rng.choice((0, 1, 2))
+        num_blocks = len(holders) * (n // bs + 3) + rng.choice((0, 1, 2))
         try:
-            a = replay(num_blocks, bs, ops, 0)
+            a = replay(num_blocks, bs, 0, ops)
         except Exception:  # not enough blocks for this draw: draw again later
             continue
         if a.blocks_needed_to_append(seq) > a.num_free_blocks:
@@ -133,17 +123,13 @@ def show_write(value) -> str:
 
 def _write_types(raw, args):
     slot, copied = raw
-    return integer(slot) or (
-        None
-        if copied is None
-        else next((why for b in copied if (why := optional_integer(b))), None)
-    )
+    return integer(slot) or (None if copied is None else each(optional_integer)(copied))
 
 
 WRITE_SLOT = Spec(
     "write_slot",
     params=("table", "num_tokens", "block_size", "free", "refs"),
-    cases=_write_pairs,
+    cases=lambda: [_write_pair(*state) for state in _WRITE_STATES],
     draw=_random_writes,
     slips=of("cow"),
     observe=observe_write,

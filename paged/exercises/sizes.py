@@ -13,9 +13,11 @@ from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import simulate
 from ..trace import CATEGORIES
 from ..workloads import Request, sharegpt_like
-from .contract import integer, real
+from .contract import each, integer, real
 from .core import Spec, checker, draws
 from .slips import of
+
+__all__ = ["check_breakdown", "check_bytes_per_token", "check_pow2_reservation"]
 
 
 def _edge(rng, values, lo, hi):
@@ -23,18 +25,11 @@ def _edge(rng, values, lo, hi):
     return rng.choice(values) if rng.random() < 0.5 else rng.randint(lo, hi)
 
 
-__all__ = [
-    "check_breakdown",
-    "check_bytes_per_token",
-    "check_pow2_reservation",
-]
-
-
 _BYTES_PER_TOKEN_CASES = [
-    (s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()
+    *((s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()),
+    (1, 1, 1, 1),
+    (3, 5, 7, 1),
 ]
-
-_BYTES_PER_TOKEN_CASES += [(1, 1, 1, 1), (3, 5, 7, 1)]
 
 
 def _bytes_per_token_truth(n, h, d, b):
@@ -86,16 +81,8 @@ def _pow2_reservation_case(rng):
     k = rng.randint(0, 11)  # outputs at, just below and just above a power of two
     o = max(1, (1 << k) + rng.choice((-1, 0, 0, 1)))
     p = _edge(rng, (1, 2, 1000), 1, 1500)
-    m = rng.choice(
-        (
-            p + o,
-            p + next_pow2(o),
-            p + next_pow2(o) - 1,
-            2048,
-            4096,
-            p + o + rng.randint(0, 3000),
-        )
-    )
+    r = next_pow2(o)
+    m = rng.choice((p + o, p + r, p + r - 1, 2048, 4096, p + o + rng.randint(0, 3000)))
     return p, o, max(m, p + o)
 
 
@@ -113,13 +100,14 @@ POW2_RESERVATION = Spec(
 check_pow2_reservation = checker(POW2_RESERVATION)
 
 
-# Runs whose traces are the cases: (requests, policy, options); seeded, 7 to about 900 steps.
+# Runs whose traces are the cases: (requests, policy, options[, end]); seeded, 7 to ~900 steps.
+_WAIT = (  # a handful of steps; request 2 waits
+    [Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)],
+    "max",
+    dict(kv_slots=40, max_seq_len=20),
+)
 _RUNS = (
-    (
-        [Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)],
-        "max",
-        dict(kv_slots=40, max_seq_len=20),
-    ),  # a handful of steps; request 2 waits
+    _WAIT,
     (sharegpt_like(12, seed=1), "paged", dict(kv_slots=2048, block_size=16)),  # many wait
     (
         [Request(0, 5, 3), Request(1, 7, 2, arrival_time=6)],
@@ -127,12 +115,7 @@ _RUNS = (
         dict(kv_slots=64, block_size=4),
     ),  # nobody waits, and some steps are idle
     (sharegpt_like(8, seed=2), "pow2", dict(kv_slots=4096)),
-    (
-        [Request(0, 6, 3), Request(1, 9, 2), Request(2, 4, 4, arrival_time=1)],
-        "max",
-        dict(kv_slots=40, max_seq_len=20),
-        "waiting",
-    ),  # the first run, ending with the step in which request 2 waits
+    (*_WAIT, "waiting"),  # the first run, ending with the step in which request 2 waits
     (
         [Request(0, 6, 8), Request(1, 5, 9), Request(2, 3, 6, arrival_time=2)],
         "paged",
@@ -156,18 +139,14 @@ def _breakdown_pair(requests, policy, options, end=None):
     """
     result = simulate(requests, policy, **options)
     steps = [(s.usage, s.num_waiting, s.num_running) for s in result.trace]
-    marked = [i for i, s in enumerate(result.trace) if _ends(s, end)]
+    marked = [
+        i
+        for i, s in enumerate(result.trace)
+        if (end == "waiting" and s.num_waiting > 0) or (end == "preempted" and s.preempted)
+    ]
     if marked:
         steps = steps[marked[-1] + 1 :] + steps[: marked[-1] + 1]
     return (steps, result.kv_slots), tuple(result.breakdown[c] for c in CATEGORIES)
-
-
-def _ends(step, end) -> bool:
-    return (end == "waiting" and step.num_waiting > 0) or (end == "preempted" and step.preempted)
-
-
-def _breakdown_pairs():
-    return [_breakdown_pair(*run) for run in _RUNS]
 
 
 def _random_runs(rng, n: int = 6):
@@ -177,20 +156,14 @@ def _random_runs(rng, n: int = 6):
     for _ in range(n):
         requests = [
             Request(
-                i,
-                rng.randint(1, 12),
-                rng.randint(1, 9),
-                arrival_time=rng.choice((0, 0, rng.randint(0, 15))),
+                i, rng.randint(1, 12), rng.randint(1, 9), rng.choice((0, 0, rng.randint(0, 15)))
             )
             for i in range(rng.randint(1, 6))
         ]
         policy = rng.choice(("max", "pow2", "paged", "oracle"))
-        options = {"kv_slots": rng.choice((24, 30, 48, 200)), "max_seq_len": 24}
+        options = dict(kv_slots=rng.choice((24, 30, 48, 200)), max_seq_len=24)
         if policy not in POLICIES:  # paging: blocks, not one range per request
-            options = {
-                "kv_slots": rng.choice((24, 32, 64, 256)),
-                "block_size": rng.choice((1, 4, 8)),
-            }
+            options = dict(kv_slots=rng.choice((24, 32, 64, 256)), block_size=rng.choice((1, 4, 8)))
         end = rng.choice((None, "waiting", "preempted"))
         pairs.append(_breakdown_pair(requests, policy, options, end))
     return pairs
@@ -207,8 +180,7 @@ def _fractions(fn, args):
 
 
 def _four_numbers(raw, args):
-    values = list(raw.values()) if isinstance(raw, dict) else list(raw)
-    return next((why for v in values if (why := real(v))), None)
+    return each(real)(list(raw.values()) if isinstance(raw, dict) else list(raw))
 
 
 def _same_fractions(got, want) -> bool:
@@ -239,7 +211,7 @@ def _show_fractions(value) -> str:
 BREAKDOWN = Spec(
     "breakdown",
     params=("steps", "kv_slots"),
-    cases=_breakdown_pairs,
+    cases=lambda: [_breakdown_pair(*run) for run in _RUNS],
     draw=_random_runs,
     slips=of("breakdown"),
     same=_same_fractions,

@@ -5,11 +5,7 @@ Each uses only tensor methods of its arguments, so its source runs as typed into
 
 from __future__ import annotations
 
-__all__ = [
-    "decode_one_head",
-    "gather",
-    "merge_partitions",
-]
+__all__ = ["decode_one_head", "gather", "merge_partitions"]
 
 
 def gather(cache, block_table_row, seq_len):

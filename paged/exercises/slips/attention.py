@@ -137,10 +137,7 @@ MERGE = {
             "그 질량의 로그입니다.",
         ),
     ),
-    "merge.no_max": (
-        lambda parts: _weighted(parts, [lse.exp() for _, lse in parts]),
-        MERGE_NO_MAX,
-    ),
+    "merge.no_max": (lambda parts: _weighted(parts, [lse.exp() for _, lse in parts]), MERGE_NO_MAX),
     "merge.no_max_floats": (
         lambda parts: _weighted(parts, [math.exp(lse) for _, lse in parts]),
         MERGE_NO_MAX,
@@ -153,14 +150,8 @@ MERGE = {
         ),
         MERGE_NO_MAX,
     ),
-    "merge.minus_first": (
-        lambda parts: _minus(parts, float(parts[0][1])),
-        MERGE_NOT_LARGEST,
-    ),
-    "merge.minus_mean": (
-        lambda parts: _minus(parts, _finite_mean(parts)),
-        MERGE_NOT_LARGEST,
-    ),
+    "merge.minus_first": (lambda parts: _minus(parts, float(parts[0][1])), MERGE_NOT_LARGEST),
+    "merge.minus_mean": (lambda parts: _minus(parts, _finite_mean(parts)), MERGE_NOT_LARGEST),
     "merge.unnormalised": (
         lambda parts: _weighted(parts, [math.exp(lse - _top(parts)) for _, lse in parts], False),
         msg(

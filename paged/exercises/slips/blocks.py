@@ -89,18 +89,9 @@ APPEND = {
             "num_tokens가 block_size의 배수일 때 토큰이 이미 꽉 찬 마지막 블록에 들어갔습니다.",
         ),
     ),
-    "append.early": (
-        _early,
-        _EARLY,
-    ),
-    "append.early_into_new": (
-        lambda *args: _early(*args, into_new=True),
-        _EARLY,
-    ),
-    "append.past_block_end": (
-        _append_with(offset="n"),
-        PAST_BLOCK_END,
-    ),
+    "append.early": (_early, _EARLY),
+    "append.early_into_new": (lambda *args: _early(*args, into_new=True), _EARLY),
+    "append.past_block_end": (_append_with(offset="n"), PAST_BLOCK_END),
     "append.take_front": (
         _append_with(take_front=True),
         msg(

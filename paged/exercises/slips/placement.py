@@ -15,30 +15,10 @@ def _last_fit(holes, size):
     return fits[-1] if fits else None
 
 
-def _strictly_larger(holes, size):
-    return next((start for start, length in holes if length > size), None)
-
-
-def _index(holes, size):
-    return next((i for i, (_, length) in enumerate(holes) if length >= size), None)
-
-
-def _pair(holes, size):
-    return next(((s, n) for s, n in holes if n >= size), None)
-
-
 def _stops_early(holes, size):
     for start, length in holes:
         return start if length >= size else None
     return None
-
-
-def _length_as_end(holes, size):
-    return next((start for start, end in holes if end - start >= size), None)
-
-
-def _zero_for_none(holes, size):
-    return next((start for start, length in holes if length >= size), 0)
 
 
 FIRST_FIT = {
@@ -59,21 +39,21 @@ FIRST_FIT = {
         ),
     ),
     "first_fit.strictly_larger": (
-        _strictly_larger,
+        lambda holes, size: next((start for start, length in holes if length > size), None),
         msg(
             "you skipped a hole exactly as long as the request: an exact fit fits too.",
             "요청과 길이가 똑같은 구멍을 건너뛰었습니다. 딱 맞는 구멍도 들어갈 수 있는 구멍입니다.",
         ),
     ),
     "first_fit.index": (
-        _index,
+        lambda holes, size: next((i for i, (_, n) in enumerate(holes) if n >= size), None),
         msg(
             "you returned the hole's position in the list; return the address where it starts.",
             "구멍의 리스트 안 위치(인덱스)를 반환했습니다. 구멍이 시작하는 주소를 반환하세요.",
         ),
     ),
     "first_fit.pair": (
-        _pair,
+        lambda holes, size: next(((s, n) for s, n in holes if n >= size), None),
         msg(
             "you returned the whole (start, length) pair; return only its start.",
             "(시작, 길이) 쌍 전체를 반환했습니다. 시작 주소만 반환하세요.",
@@ -87,14 +67,14 @@ FIRST_FIT = {
         ),
     ),
     "first_fit.zero_for_none": (
-        _zero_for_none,
+        lambda holes, size: next((start for start, length in holes if length >= size), 0),
         msg(
             "when no hole fits, return None: 0 is a real address (the start of the arena).",
             "맞는 구멍이 없으면 None을 반환하세요. 0은 실제 주소(영역의 시작)입니다.",
         ),
     ),
     "first_fit.length_as_end": (
-        _length_as_end,
+        lambda holes, size: next((start for start, end in holes if end - start >= size), None),
         msg(
             "holes that start far from address 0 were passed over although they are long enough: "
             "your test reads a hole's second number as the address where it ends, and it is the "

@@ -124,22 +124,10 @@ HASH_CHAIN = {
             "순서를 보지 못하고, 두 번 나온 블록은 서로 지워집니다.",
         ),
     ),
-    "hash_chain.neighbour_ahead": (
-        _chain(block_of=_NEIGHBOURS[0]),
-        NEIGHBOUR,
-    ),
-    "hash_chain.neighbour_back": (
-        _chain(block_of=_NEIGHBOURS[1]),
-        NEIGHBOUR,
-    ),
-    "hash_chain.neighbour_back_clipped": (
-        _chain(block_of=_NEIGHBOURS[2]),
-        NEIGHBOUR,
-    ),
-    "hash_chain.neighbour_back_short": (
-        _chain(block_of=_NEIGHBOURS[3]),
-        NEIGHBOUR,
-    ),
+    "hash_chain.neighbour_ahead": (_chain(block_of=_NEIGHBOURS[0]), NEIGHBOUR),
+    "hash_chain.neighbour_back": (_chain(block_of=_NEIGHBOURS[1]), NEIGHBOUR),
+    "hash_chain.neighbour_back_clipped": (_chain(block_of=_NEIGHBOURS[2]), NEIGHBOUR),
+    "hash_chain.neighbour_back_short": (_chain(block_of=_NEIGHBOURS[3]), NEIGHBOUR),
     "hash_chain.generator": (
         _chain(kind="generator"),
         msg(
