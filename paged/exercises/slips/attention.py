@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ...text import msg
+from .base import slip
 
 
 def _used(row, n, bs):
@@ -37,40 +38,32 @@ LAST_BLOCK_MISSING = msg(
 )
 
 GATHER = {
-    "gather.pool_front": (
+    "gather.pool_front": slip(
         GATHERS["pool_front"],
-        msg(
-            "the tokens come from the pool's first blocks, not from the sequence's: the block "
-            "table was never consulted.",
-            "토큰을 시퀀스의 블록이 아니라 풀의 앞쪽 블록에서 가져왔습니다. 블록 테이블을 한 번도 보지 않았습니다.",
-        ),
+        "the tokens come from the pool's first blocks, not from the sequence's: the block "
+        "table was never consulted.",
+        "토큰을 시퀀스의 블록이 아니라 풀의 앞쪽 블록에서 가져왔습니다. 블록 테이블을 한 번도 보지 않았습니다.",
     ),
-    "gather.whole_last_block": (
+    "gather.whole_last_block": slip(
         GATHERS["whole_last_block"],
-        msg(
-            "you returned more than seq_len rows: the padding of the partly filled last block "
-            "came along.",
-            "seq_len개보다 많은 행을 반환했습니다. 일부만 찬 마지막 블록의 빈 자리가 딸려 왔습니다.",
-        ),
+        "you returned more than seq_len rows: the padding of the partly filled last block "
+        "came along.",
+        "seq_len개보다 많은 행을 반환했습니다. 일부만 찬 마지막 블록의 빈 자리가 딸려 왔습니다.",
     ),
     "gather.last_block_missing": (GATHERS["last_block_missing"], LAST_BLOCK_MISSING),
-    "gather.sorted_ids": (
+    "gather.sorted_ids": slip(
         GATHERS["sorted_ids"],
-        msg(
-            "read the blocks in the table's order, not sorted by id: logical block i is "
-            "block_table[i], whatever its id.",
-            "블록을 id 순서가 아니라 테이블 순서대로 읽으세요. 논리 블록 i는 id와 상관없이 "
-            "block_table[i]입니다.",
-        ),
+        "read the blocks in the table's order, not sorted by id: logical block i is "
+        "block_table[i], whatever its id.",
+        "블록을 id 순서가 아니라 테이블 순서대로 읽으세요. 논리 블록 i는 id와 상관없이 "
+        "block_table[i]입니다.",
     ),
-    "gather.stack_empty": (
+    "gather.stack_empty": slip(
         GATHERS["stack_each"],
-        msg(
-            "seq_len can be 0 (an empty sequence): return an empty (0, num_kv_heads, head_dim) "
-            "tensor; torch.stack of an empty list raises.",
-            "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
-            "빈 리스트에 torch.stack을 쓰면 예외가 납니다.",
-        ),
+        "seq_len can be 0 (an empty sequence): return an empty (0, num_kv_heads, head_dim) "
+        "tensor; torch.stack of an empty list raises.",
+        "seq_len은 0일 수 있습니다(빈 시퀀스). 빈 (0, num_kv_heads, head_dim) 텐서를 반환하세요. "
+        "빈 리스트에 torch.stack을 쓰면 예외가 납니다.",
     ),
 }
 
@@ -119,23 +112,19 @@ def _finite_mean(parts):
 
 
 MERGE = {
-    "merge.equal_average": (
+    "merge.equal_average": slip(
         lambda parts: sum(o for o, _ in parts) / len(parts),
-        msg(
-            "you averaged the partitions equally; each one counts by its share of the softmax "
-            "mass, which its lse tells.",
-            "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
-            "반영됩니다.",
-        ),
+        "you averaged the partitions equally; each one counts by its share of the softmax "
+        "mass, which its lse tells.",
+        "파티션들을 똑같이 평균했습니다. 각 파티션은 lse가 알려 주는 softmax 질량의 몫만큼 "
+        "반영됩니다.",
     ),
-    "merge.lse_weights": (
+    "merge.lse_weights": slip(
         lambda parts: _weighted(parts, [lse for _, lse in parts]),
-        msg(
-            "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
-            "partition's softmax mass, not the mass.",
-            "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
-            "그 질량의 로그입니다.",
-        ),
+        "you weighted by lse itself, but lse is a logarithm: the logarithm of the "
+        "partition's softmax mass, not the mass.",
+        "lse 자체로 가중했습니다. 그런데 lse는 로그입니다. 파티션의 softmax 질량이 아니라 "
+        "그 질량의 로그입니다.",
     ),
     "merge.no_max": (lambda parts: _weighted(parts, [lse.exp() for _, lse in parts]), MERGE_NO_MAX),
     "merge.no_max_floats": (
@@ -152,18 +141,14 @@ MERGE = {
     ),
     "merge.minus_first": (lambda parts: _minus(parts, float(parts[0][1])), MERGE_NOT_LARGEST),
     "merge.minus_mean": (lambda parts: _minus(parts, _finite_mean(parts)), MERGE_NOT_LARGEST),
-    "merge.unnormalised": (
+    "merge.unnormalised": slip(
         lambda parts: _weighted(parts, [math.exp(lse - _top(parts)) for _, lse in parts], False),
-        msg(
-            "your output is the answer times a constant: the weights do not add up to 1.",
-            "출력이 정답에 상수를 곱한 값입니다. 가중치의 합이 1이 아닙니다.",
-        ),
+        "your output is the answer times a constant: the weights do not add up to 1.",
+        "출력이 정답에 상수를 곱한 값입니다. 가중치의 합이 1이 아닙니다.",
     ),
-    "merge.largest_only": (
+    "merge.largest_only": slip(
         lambda parts: max(parts, key=lambda p: float(p[1]))[0],
-        msg(
-            "you kept only the partition with the largest lse; every partition contributes.",
-            "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.",
-        ),
+        "you kept only the partition with the largest lse; every partition contributes.",
+        "lse가 가장 큰 파티션만 남겼습니다. 모든 파티션이 결과에 기여합니다.",
     ),
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ...text import msg
 from .attention import GATHERS, LAST_BLOCK_MISSING, _used
+from .base import slip
 
 
 def _via(concept):
@@ -88,21 +89,17 @@ DECODE = {
         _mistake(weights=_unnormalised),
         FACTOR,
     ),
-    "decode.scale_one": (
+    "decode.scale_one": slip(
         _mistake(scale=lambda s, q: 1.0),
-        msg(
-            "right only on the cases whose scale is 1: the scores miss the factor `scale`.",
-            "scale이 1인 사례에서만 맞습니다. 점수에 `scale` 배율이 빠져 있습니다.",
-        ),
+        "right only on the cases whose scale is 1: the scores miss the factor `scale`.",
+        "scale이 1인 사례에서만 맞습니다. 점수에 `scale` 배율이 빠져 있습니다.",
     ),
-    "decode.scale_default": (
+    "decode.scale_default": slip(
         _mistake(scale=lambda s, q: q.shape[0] ** -0.5),
-        msg(
-            "right only on the cases whose scale is head_dim ** -0.5: the `scale` argument never "
-            "reaches your scores.",
-            "scale이 head_dim ** -0.5인 사례에서만 맞습니다. `scale` 인자가 점수 계산에 전혀 "
-            "쓰이지 않습니다.",
-        ),
+        "right only on the cases whose scale is head_dim ** -0.5: the `scale` argument never "
+        "reaches your scores.",
+        "scale이 head_dim ** -0.5인 사례에서만 맞습니다. `scale` 인자가 점수 계산에 전혀 "
+        "쓰이지 않습니다.",
     ),
     "decode.whole_last_block": (
         _mistake(read=_via("whole_last_block")),
@@ -112,14 +109,12 @@ DECODE = {
         _mistake(read=lambda c, row, n, h: c[row.long()].flatten(0, 1)[:, h].float()),
         PAST_LEN,
     ),
-    "decode.pool_front": (
+    "decode.pool_front": slip(
         _mistake(read=_via("pool_front")),
-        msg(
-            "the tokens come from the pool's first blocks, not from the sequence's: logical block "
-            "i lives in physical block block_table_row[i].",
-            "토큰을 시퀀스의 블록이 아니라 풀의 앞쪽 블록에서 읽습니다. 논리 블록 i는 물리 블록 "
-            "block_table_row[i]에 있습니다.",
-        ),
+        "the tokens come from the pool's first blocks, not from the sequence's: logical block "
+        "i lives in physical block block_table_row[i].",
+        "토큰을 시퀀스의 블록이 아니라 풀의 앞쪽 블록에서 읽습니다. 논리 블록 i는 물리 블록 "
+        "block_table_row[i]에 있습니다.",
     ),
     "decode.sorted_ids": (
         _mistake(read=_via("sorted_ids")),
@@ -133,20 +128,16 @@ DECODE = {
         _mistake(read=_via("last_block_missing")),
         LAST_BLOCK_MISSING,
     ),
-    "decode.head_zero": (
+    "decode.head_zero": slip(
         _mistake(read=lambda c, row, n, h: _keys(c, row, n, 0)),
-        msg(
-            "right only on the cases whose kv_head is 0: KV head 0 is read whatever kv_head says.",
-            "kv_head가 0인 사례에서만 맞습니다. kv_head 값과 상관없이 KV 헤드 0을 읽습니다.",
-        ),
+        "right only on the cases whose kv_head is 0: KV head 0 is read whatever kv_head says.",
+        "kv_head가 0인 사례에서만 맞습니다. kv_head 값과 상관없이 KV 헤드 0을 읽습니다.",
     ),
-    "decode.head_as_token": (
+    "decode.head_as_token": slip(
         _mistake(read=lambda c, row, n, h: _keys(c, row, n, slice(None))[h]),
-        msg(
-            "the softmax runs over the num_kv_heads heads of one token instead of over seq_len "
-            "tokens: kv_head picked a token, not a head.",
-            "softmax가 seq_len개 토큰이 아니라 한 토큰의 num_kv_heads개 헤드에 걸쳐 계산됩니다. "
-            "kv_head로 헤드가 아니라 토큰을 골랐습니다.",
-        ),
+        "the softmax runs over the num_kv_heads heads of one token instead of over seq_len "
+        "tokens: kv_head picked a token, not a head.",
+        "softmax가 seq_len개 토큰이 아니라 한 토큰의 num_kv_heads개 헤드에 걸쳐 계산됩니다. "
+        "kv_head로 헤드가 아니라 토큰을 골랐습니다.",
     ),
 }

@@ -4,6 +4,7 @@ taking new ones (and the hashes that leaves behind), and the blocks a new reques
 from __future__ import annotations
 
 from ...text import msg
+from .base import slip
 
 
 def _free(order=reversed, where="split", swapped=False, shared=False, one_by_one=False):
@@ -26,65 +27,53 @@ def _free(order=reversed, where="split", swapped=False, shared=False, one_by_one
 
 
 FREE_QUEUE = {
-    "free_queue.all_front": (
+    "free_queue.all_front": slip(
         _free(where="front"),
-        msg(
-            "every block you freed went to the front of the queue, the cached ones too: the next "
-            "allocation takes them first and evicts their hashes, while blocks no request can "
-            "find again wait behind them.",
-            "해제한 블록이 캐시된 것까지 모두 큐의 맨 앞으로 갔습니다. 그러면 다음 할당이 그 "
-            "블록들을 먼저 가져가 해시를 축출하고, 어느 요청도 다시 찾을 수 없는 블록들은 그 뒤에서 "
-            "기다립니다.",
-        ),
+        "every block you freed went to the front of the queue, the cached ones too: the next "
+        "allocation takes them first and evicts their hashes, while blocks no request can "
+        "find again wait behind them.",
+        "해제한 블록이 캐시된 것까지 모두 큐의 맨 앞으로 갔습니다. 그러면 다음 할당이 그 "
+        "블록들을 먼저 가져가 해시를 축출하고, 어느 요청도 다시 찾을 수 없는 블록들은 그 뒤에서 "
+        "기다립니다.",
     ),
-    "free_queue.all_tail": (
+    "free_queue.all_tail": slip(
         _free(where="tail"),
-        msg(
-            "every block you freed went to the tail of the queue, the uncached ones too: a block "
-            "no request can find again is then reused only after cached blocks have been evicted.",
-            "해제한 블록이 캐시되지 않은 것까지 모두 큐의 맨 뒤로 갔습니다. 그러면 어느 요청도 다시 "
-            "찾을 수 없는 블록이, 캐시된 블록들이 축출된 다음에야 재사용됩니다.",
-        ),
+        "every block you freed went to the tail of the queue, the uncached ones too: a block "
+        "no request can find again is then reused only after cached blocks have been evicted.",
+        "해제한 블록이 캐시되지 않은 것까지 모두 큐의 맨 뒤로 갔습니다. 그러면 어느 요청도 다시 "
+        "찾을 수 없는 블록이, 캐시된 블록들이 축출된 다음에야 재사용됩니다.",
     ),
-    "free_queue.forward": (
+    "free_queue.forward": slip(
         _free(order=list),
-        msg(
-            "your freed blocks keep the block table's order, first block first. The free queue "
-            "gets a request's blocks last block first, so that its first block, the prefix other "
-            "requests share most, is reused or evicted last.",
-            "해제한 블록이 블록 테이블 순서(첫 블록 먼저) 그대로입니다. 빈 블록 큐는 요청의 블록을 "
-            "마지막 블록부터 받습니다. 그래야 다른 요청과 가장 많이 공유되는 접두사인 첫 블록이 "
-            "가장 늦게 재사용되거나 축출됩니다.",
-        ),
+        "your freed blocks keep the block table's order, first block first. The free queue "
+        "gets a request's blocks last block first, so that its first block, the prefix other "
+        "requests share most, is reused or evicted last.",
+        "해제한 블록이 블록 테이블 순서(첫 블록 먼저) 그대로입니다. 빈 블록 큐는 요청의 블록을 "
+        "마지막 블록부터 받습니다. 그래야 다른 요청과 가장 많이 공유되는 접두사인 첫 블록이 "
+        "가장 늦게 재사용되거나 축출됩니다.",
     ),
-    "free_queue.shared_freed": (
+    "free_queue.shared_freed": slip(
         _free(shared=True),
-        msg(
-            "a block another request still holds (its ref count is above 1) went into the free "
-            "queue: an allocation could hand it out and overwrite K and V that request still reads.",
-            "다른 요청이 아직 쥐고 있는 블록(참조 카운트가 1보다 큰 블록)이 빈 블록 큐에 "
-            "들어갔습니다. 그러면 할당이 그 블록을 내주어, 그 요청이 아직 읽는 K와 V를 덮어쓸 수 "
-            "있습니다.",
-        ),
+        "a block another request still holds (its ref count is above 1) went into the free "
+        "queue: an allocation could hand it out and overwrite K and V that request still reads.",
+        "다른 요청이 아직 쥐고 있는 블록(참조 카운트가 1보다 큰 블록)이 빈 블록 큐에 "
+        "들어갔습니다. 그러면 할당이 그 블록을 내주어, 그 요청이 아직 읽는 K와 V를 덮어쓸 수 "
+        "있습니다.",
     ),
-    "free_queue.swapped": (
+    "free_queue.swapped": slip(
         _free(swapped=True),
-        msg(
-            "the cached blocks went to the front and the uncached ones to the tail: the queue "
-            "then evicts hashes that a later request could hit, and keeps blocks nobody can find.",
-            "캐시된 블록이 앞으로, 캐시되지 않은 블록이 뒤로 갔습니다. 그러면 큐가 뒤에 올 요청이 "
-            "적중할 수 있는 해시를 먼저 축출하고, 아무도 찾을 수 없는 블록은 남겨 둡니다.",
-        ),
+        "the cached blocks went to the front and the uncached ones to the tail: the queue "
+        "then evicts hashes that a later request could hit, and keeps blocks nobody can find.",
+        "캐시된 블록이 앞으로, 캐시되지 않은 블록이 뒤로 갔습니다. 그러면 큐가 뒤에 올 요청이 "
+        "적중할 수 있는 해시를 먼저 축출하고, 아무도 찾을 수 없는 블록은 남겨 둡니다.",
     ),
-    "free_queue.front_one_by_one": (
+    "free_queue.front_one_by_one": slip(
         _free(one_by_one=True),
-        msg(
-            "the uncached blocks at the front of your queue are in block-table order, while the "
-            "cached ones at the tail come last block first. Both groups keep the same order: the "
-            "request's last block goes first.",
-            "큐 앞쪽의 캐시되지 않은 블록은 블록 테이블 순서인데, 뒤쪽의 캐시된 블록은 마지막 "
-            "블록부터입니다. 두 무리의 순서는 같아야 합니다. 요청의 마지막 블록이 먼저 옵니다.",
-        ),
+        "the uncached blocks at the front of your queue are in block-table order, while the "
+        "cached ones at the tail come last block first. Both groups keep the same order: the "
+        "request's last block goes first.",
+        "큐 앞쪽의 캐시되지 않은 블록은 블록 테이블 순서인데, 뒤쪽의 캐시된 블록은 마지막 "
+        "블록부터입니다. 두 무리의 순서는 같아야 합니다. 요청의 마지막 블록이 먼저 옵니다.",
     ),
 }
 
@@ -119,40 +108,32 @@ NO_ERROR = msg(
 )
 
 EVICTION = {
-    "eviction.from_tail": (
+    "eviction.from_tail": slip(
         _take(tail=True),
-        msg(
-            "you took blocks from the tail of the queue: those are the cached blocks freed most "
-            "recently, the last ones to evict. Allocation takes the blocks that waited longest.",
-            "블록을 큐의 맨 뒤에서 가져갔습니다. 그 블록들은 가장 최근에 해제된 캐시 블록으로, 가장 "
-            "늦게 축출할 것들입니다. 할당은 가장 오래 기다린 블록을 가져갑니다.",
-        ),
+        "you took blocks from the tail of the queue: those are the cached blocks freed most "
+        "recently, the last ones to evict. Allocation takes the blocks that waited longest.",
+        "블록을 큐의 맨 뒤에서 가져갔습니다. 그 블록들은 가장 최근에 해제된 캐시 블록으로, 가장 "
+        "늦게 축출할 것들입니다. 할당은 가장 오래 기다린 블록을 가져갑니다.",
     ),
-    "eviction.not_reported": (
+    "eviction.not_reported": slip(
         _take(report="none"),
-        msg(
-            "some blocks you took were cached, and you reported no evicted hash: once a cached "
-            "block is reused, its hash leaves the cache.",
-            "가져간 블록 가운데 캐시된 것이 있는데, 축출된 해시를 하나도 알리지 않았습니다. 캐시된 "
-            "블록이 재사용되면 그 해시는 캐시에서 빠집니다.",
-        ),
+        "some blocks you took were cached, and you reported no evicted hash: once a cached "
+        "block is reused, its hash leaves the cache.",
+        "가져간 블록 가운데 캐시된 것이 있는데, 축출된 해시를 하나도 알리지 않았습니다. 캐시된 "
+        "블록이 재사용되면 그 해시는 캐시에서 빠집니다.",
     ),
-    "eviction.uncached_reported": (
+    "eviction.uncached_reported": slip(
         _take(report="get"),
-        msg(
-            "your evicted list has an entry for a block that was not cached: only a block that "
-            "has a hash gives one up.",
-            "축출 목록에 캐시되지 않은 블록의 항목이 들어 있습니다. 해시를 잃는 것은 해시가 있던 "
-            "블록뿐입니다.",
-        ),
+        "your evicted list has an entry for a block that was not cached: only a block that "
+        "has a hash gives one up.",
+        "축출 목록에 캐시되지 않은 블록의 항목이 들어 있습니다. 해시를 잃는 것은 해시가 있던 "
+        "블록뿐입니다.",
     ),
-    "eviction.block_ids": (
+    "eviction.block_ids": slip(
         _take(report="ids"),
-        msg(
-            "your evicted list holds block ids; the spec asks for the hashes those blocks had.",
-            "축출 목록에 블록 번호가 들어 있습니다. 명세가 요구하는 것은 그 블록들이 갖고 있던 "
-            "해시입니다.",
-        ),
+        "your evicted list holds block ids; the spec asks for the hashes those blocks had.",
+        "축출 목록에 블록 번호가 들어 있습니다. 명세가 요구하는 것은 그 블록들이 갖고 있던 "
+        "해시입니다.",
     ),
     "eviction.fewer": (_take(check="slice"), NO_ERROR),
     "eviction.index_error": (_take(check="pop"), NO_ERROR),
@@ -189,43 +170,35 @@ A_NUMBER = msg(
 )
 
 CACHE_HIT = {
-    "cache_hit.no_cap": (
+    "cache_hit.no_cap": slip(
         _lookup(cap=None),
-        msg(
-            "you took cached blocks up to the end of the prompt (or past it): the prompt's last "
-            "token is always computed, since its logits give the first new token, so the block "
-            "that holds it is never a hit.",
-            "프롬프트 끝까지(또는 그 너머까지) 캐시된 블록을 가져갔습니다. 프롬프트의 마지막 토큰은 "
-            "그 로짓이 첫 새 토큰을 정하므로 언제나 계산합니다. 그래서 그 토큰이 든 블록은 적중이 "
-            "될 수 없습니다.",
-        ),
+        "you took cached blocks up to the end of the prompt (or past it): the prompt's last "
+        "token is always computed, since its logits give the first new token, so the block "
+        "that holds it is never a hit.",
+        "프롬프트 끝까지(또는 그 너머까지) 캐시된 블록을 가져갔습니다. 프롬프트의 마지막 토큰은 "
+        "그 로짓이 첫 새 토큰을 정하므로 언제나 계산합니다. 그래서 그 토큰이 든 블록은 적중이 "
+        "될 수 없습니다.",
     ),
-    "cache_hit.cap_floor": (
+    "cache_hit.cap_floor": slip(
         _lookup(cap=lambda n, bs: n // bs),
-        msg(
-            "a prompt that ends exactly at a block boundary took its last full block from the "
-            "cache; that block holds the last token, which is always computed.",
-            "블록 경계에서 딱 끝나는 프롬프트가 마지막 꽉 찬 블록까지 캐시에서 가져갔습니다. 그 "
-            "블록에는 언제나 계산하는 마지막 토큰이 들어 있습니다.",
-        ),
+        "a prompt that ends exactly at a block boundary took its last full block from the "
+        "cache; that block holds the last token, which is always computed.",
+        "블록 경계에서 딱 끝나는 프롬프트가 마지막 꽉 찬 블록까지 캐시에서 가져갔습니다. 그 "
+        "블록에는 언제나 계산하는 마지막 토큰이 들어 있습니다.",
     ),
-    "cache_hit.skip_misses": (
+    "cache_hit.skip_misses": slip(
         _lookup(skip=True),
-        msg(
-            "you kept looking after the first miss: the request computes its prompt from the "
-            "first block it does not find onward, so a hit further on is computed again anyway.",
-            "첫 실패 뒤에도 계속 찾았습니다. 요청은 찾지 못한 첫 블록부터 프롬프트를 계산하므로, "
-            "그 뒤의 적중은 어차피 다시 계산됩니다.",
-        ),
+        "you kept looking after the first miss: the request computes its prompt from the "
+        "first block it does not find onward, so a hit further on is computed again anyway.",
+        "첫 실패 뒤에도 계속 찾았습니다. 요청은 찾지 못한 첫 블록부터 프롬프트를 계산하므로, "
+        "그 뒤의 적중은 어차피 다시 계산됩니다.",
     ),
-    "cache_hit.hashes": (
+    "cache_hit.hashes": slip(
         _lookup(give="hashes"),
-        msg(
-            "you returned the hashes that hit; the new request's block table needs the physical "
-            "blocks the cache maps them to.",
-            "적중한 해시를 반환했습니다. 새 요청의 블록 테이블에는 캐시가 그 해시에 대응시킨 물리 "
-            "블록이 필요합니다.",
-        ),
+        "you returned the hashes that hit; the new request's block table needs the physical "
+        "blocks the cache maps them to.",
+        "적중한 해시를 반환했습니다. 새 요청의 블록 테이블에는 캐시가 그 해시에 대응시킨 물리 "
+        "블록이 필요합니다.",
     ),
     "cache_hit.tokens": (_lookup(give="tokens"), A_NUMBER),
     "cache_hit.count": (_lookup(give="count"), A_NUMBER),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 
 from ...text import msg
+from .base import slip
 
 
 def _chain(parent_of=lambda h, block: h, block_of=None, partial=False, drop_full=False, kind=list):
@@ -66,85 +67,69 @@ NEIGHBOUR = msg(
 
 
 HASH_CHAIN = {
-    "hash_chain.partial_hashed": (
+    "hash_chain.partial_hashed": slip(
         _chain(partial=True),
-        msg(
-            "you gave the last, partly filled block a hash too; only full blocks get one (a partial "
-            "block is still being written, so no other request can share it).",
-            "덜 찬 마지막 블록에도 해시를 주었습니다. 해시는 꽉 찬 블록에만 붙습니다(덜 찬 블록은 "
-            "아직 쓰이는 중이라 다른 요청과 나눌 수 없습니다).",
-        ),
+        "you gave the last, partly filled block a hash too; only full blocks get one (a partial "
+        "block is still being written, so no other request can share it).",
+        "덜 찬 마지막 블록에도 해시를 주었습니다. 해시는 꽉 찬 블록에만 붙습니다(덜 찬 블록은 "
+        "아직 쓰이는 중이라 다른 요청과 나눌 수 없습니다).",
     ),
-    "hash_chain.boundary_dropped": (
+    "hash_chain.boundary_dropped": slip(
         _chain(drop_full=True),
-        msg(
-            "when the prompt ends exactly at a block boundary, its last block is full, and it got no "
-            "hash.",
-            "프롬프트가 블록 경계에서 딱 끝나면 마지막 블록은 꽉 찬 블록인데, 그 블록에 해시가 "
-            "없습니다.",
-        ),
+        "when the prompt ends exactly at a block boundary, its last block is full, and it got no "
+        "hash.",
+        "프롬프트가 블록 경계에서 딱 끝나면 마지막 블록은 꽉 찬 블록인데, 그 블록에 해시가 "
+        "없습니다.",
     ),
-    "hash_chain.no_parent": (
+    "hash_chain.no_parent": slip(
         _chain(lambda h, block: None),
-        msg(
-            "two blocks with the same tokens got the same hash although what comes before them "
-            "differs; a block's hash has to name its whole prefix, not only its own tokens.",
-            "토큰이 같은 두 블록이 앞선 내용이 다른데도 같은 해시를 받았습니다. 블록의 해시는 블록 "
-            "자신의 토큰만이 아니라 그 앞의 접두사 전체를 나타내야 합니다.",
-        ),
+        "two blocks with the same tokens got the same hash although what comes before them "
+        "differs; a block's hash has to name its whole prefix, not only its own tokens.",
+        "토큰이 같은 두 블록이 앞선 내용이 다른데도 같은 해시를 받았습니다. 블록의 해시는 블록 "
+        "자신의 토큰만이 아니라 그 앞의 접두사 전체를 나타내야 합니다.",
     ),
-    "hash_chain.parent_tokens": (
+    "hash_chain.parent_tokens": slip(
         _chain(lambda h, block: block),
-        msg(
-            "blocks that follow a difference two or more blocks back got equal hashes: a difference "
-            "reaches only the next block. Every hash has to carry everything before it, down the "
-            "whole chain.",
-            "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
-            "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.",
-        ),
+        "blocks that follow a difference two or more blocks back got equal hashes: a difference "
+        "reaches only the next block. Every hash has to carry everything before it, down the "
+        "whole chain.",
+        "두 블록 이상 앞에서 달라진 뒤에 오는 블록들이 같은 해시를 받았습니다. 차이가 바로 다음 "
+        "블록까지만 전해집니다. 모든 해시는 사슬을 따라 그 앞의 내용 전부를 담아야 합니다.",
     ),
-    "hash_chain.folded_sum": (
+    "hash_chain.folded_sum": slip(
         _folded(operator.add),
-        msg(
-            "prompts that hold the same blocks in another order got equal hashes from the block "
-            "where the same blocks have all come by: your chain does not see the order of the "
-            "blocks before it.",
-            "같은 블록들을 다른 순서로 담은 프롬프트들이, 같은 블록들이 모두 지나간 지점부터 같은 "
-            "해시를 받았습니다. 사슬이 앞선 블록들의 순서를 보지 못합니다.",
-        ),
+        "prompts that hold the same blocks in another order got equal hashes from the block "
+        "where the same blocks have all come by: your chain does not see the order of the "
+        "blocks before it.",
+        "같은 블록들을 다른 순서로 담은 프롬프트들이, 같은 블록들이 모두 지나간 지점부터 같은 "
+        "해시를 받았습니다. 사슬이 앞선 블록들의 순서를 보지 못합니다.",
     ),
-    "hash_chain.folded_xor": (
+    "hash_chain.folded_xor": slip(
         _folded(operator.xor),
-        msg(
-            "prompts that hold the same blocks in another order got equal hashes, and so did two "
-            "prompts that each repeat a block of their own ([x, x] and [y, y]): your chain does "
-            "not see the order of the blocks before it, and a block seen twice cancels out.",
-            "같은 블록들을 다른 순서로 담은 프롬프트들이 같은 해시를 받았고, 각자 자기 블록을 한 "
-            "번 더 되풀이하는 두 프롬프트([x, x]와 [y, y])도 그랬습니다. 사슬이 앞선 블록들의 "
-            "순서를 보지 못하고, 두 번 나온 블록은 서로 지워집니다.",
-        ),
+        "prompts that hold the same blocks in another order got equal hashes, and so did two "
+        "prompts that each repeat a block of their own ([x, x] and [y, y]): your chain does "
+        "not see the order of the blocks before it, and a block seen twice cancels out.",
+        "같은 블록들을 다른 순서로 담은 프롬프트들이 같은 해시를 받았고, 각자 자기 블록을 한 "
+        "번 더 되풀이하는 두 프롬프트([x, x]와 [y, y])도 그랬습니다. 사슬이 앞선 블록들의 "
+        "순서를 보지 못하고, 두 번 나온 블록은 서로 지워집니다.",
     ),
     "hash_chain.neighbour_ahead": (_chain(block_of=_NEIGHBOURS[0]), NEIGHBOUR),
     "hash_chain.neighbour_back": (_chain(block_of=_NEIGHBOURS[1]), NEIGHBOUR),
     "hash_chain.neighbour_back_clipped": (_chain(block_of=_NEIGHBOURS[2]), NEIGHBOUR),
     "hash_chain.neighbour_back_short": (_chain(block_of=_NEIGHBOURS[3]), NEIGHBOUR),
-    "hash_chain.generator": (
+    "hash_chain.generator": slip(
         _chain(kind="generator"),
-        msg(
-            "your function gives a generator; the caller counts the hashes and indexes them, so the "
-            "spec asks for a list.",
-            "함수가 generator를 돌려줍니다. 호출하는 쪽은 해시를 세고 인덱스로 꺼내므로, 명세는 "
-            "list를 요구합니다.",
-        ),
+        "your function gives a generator; the caller counts the hashes and indexes them, so the "
+        "spec asks for a list.",
+        "함수가 generator를 돌려줍니다. 호출하는 쪽은 해시를 세고 인덱스로 꺼내므로, 명세는 "
+        "list를 요구합니다.",
     ),
-    "hash_chain.dict": (
+    "hash_chain.dict": slip(
         _chain(kind=dict),
-        msg(
-            "your function returns a dict; the spec asks for a list, one hash per full block, in "
-            "block order.",
-            "함수가 dict를 반환합니다. 명세가 요구하는 것은 꽉 찬 블록마다 해시 하나씩, 블록 "
-            "순서대로 담은 list입니다.",
-        ),
+        "your function returns a dict; the spec asks for a list, one hash per full block, in "
+        "block order.",
+        "함수가 dict를 반환합니다. 명세가 요구하는 것은 꽉 찬 블록마다 해시 하나씩, 블록 "
+        "순서대로 담은 list입니다.",
     ),
 }
 
@@ -177,66 +162,50 @@ def _rule(
 
 
 ADMISSION = {
-    "admission.reserved_max_new": (
+    "admission.reserved_max_new": slip(
         _rule(blocks=lambda p, n, bs: -(-(p + n) // bs)),
-        msg(
-            "you reserved prompt + max_new_tokens, as the contiguous max_new_tokens reservation "
-            "does; paging takes blocks only for the tokens a request holds now, its prompt.",
-            "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 max_new_tokens 예약이 "
-            "그렇게 합니다. 페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.",
-        ),
+        "you reserved prompt + max_new_tokens, as the contiguous max_new_tokens reservation "
+        "does; paging takes blocks only for the tokens a request holds now, its prompt.",
+        "프롬프트 + max_new_tokens만큼 예약했습니다. 연속 할당의 max_new_tokens 예약이 "
+        "그렇게 합니다. 페이징은 요청이 지금 가진 토큰, 곧 프롬프트만큼만 블록을 가져갑니다.",
     ),
-    "admission.fcfs_skip": (
+    "admission.fcfs_skip": slip(
         _rule(skip=True),
-        msg(
-            "admission is first come, first served: when the request at the head of the queue does "
-            "not fit, the ones behind it wait too, even those that would fit.",
-            "수락은 선착순입니다. 대기열 맨 앞의 요청이 들어가지 못하면, 그 뒤의 요청은 들어갈 수 "
-            "있더라도 함께 기다립니다.",
-        ),
+        "admission is first come, first served: when the request at the head of the queue does "
+        "not fit, the ones behind it wait too, even those that would fit.",
+        "수락은 선착순입니다. 대기열 맨 앞의 요청이 들어가지 못하면, 그 뒤의 요청은 들어갈 수 "
+        "있더라도 함께 기다립니다.",
     ),
-    "admission.no_watermark": (
+    "admission.no_watermark": slip(
         _rule(watermark=False),
-        msg(
-            "you admitted a request that leaves fewer than watermark_blocks free.",
-            "요청을 수락한 뒤 빈 블록이 watermark_blocks보다 적게 남았습니다.",
-        ),
+        "you admitted a request that leaves fewer than watermark_blocks free.",
+        "요청을 수락한 뒤 빈 블록이 watermark_blocks보다 적게 남았습니다.",
     ),
-    "admission.prompt_floor": (
+    "admission.prompt_floor": slip(
         _rule(blocks=lambda p, n, bs: p // bs),
-        msg(
-            "a prompt that ends partway into a block got one block too few.",
-            "블록 중간에서 끝나는 프롬프트가 블록을 하나 덜 받았습니다.",
-        ),
+        "a prompt that ends partway into a block got one block too few.",
+        "블록 중간에서 끝나는 프롬프트가 블록을 하나 덜 받았습니다.",
     ),
-    "admission.no_take": (
+    "admission.no_take": slip(
         _rule(take=False),
-        msg(
-            "each admitted request takes its blocks: the requests after it find fewer free blocks.",
-            "수락된 요청은 블록을 가져갑니다. 그 뒤의 요청에게는 빈 블록이 그만큼 줄어듭니다.",
-        ),
+        "each admitted request takes its blocks: the requests after it find fewer free blocks.",
+        "수락된 요청은 블록을 가져갑니다. 그 뒤의 요청에게는 빈 블록이 그만큼 줄어듭니다.",
     ),
-    "admission.strict_equal": (
+    "admission.strict_equal": slip(
         _rule(strict=True),
-        msg(
-            "a request whose blocks plus the watermark equal the free blocks exactly still fits.",
-            "요청의 블록에 워터마크를 더한 값이 빈 블록 수와 정확히 같아도 들어갑니다.",
-        ),
+        "a request whose blocks plus the watermark equal the free blocks exactly still fits.",
+        "요청의 블록에 워터마크를 더한 값이 빈 블록 수와 정확히 같아도 들어갑니다.",
     ),
-    "admission.watermark_per_request": (
+    "admission.watermark_per_request": slip(
         _rule(per_request=True),
-        msg(
-            "the watermark is kept free once for the whole pool, not once per admitted request.",
-            "워터마크는 수락한 요청마다가 아니라 풀 전체에 한 번만 비워 둡니다.",
-        ),
+        "the watermark is kept free once for the whole pool, not once per admitted request.",
+        "워터마크는 수락한 요청마다가 아니라 풀 전체에 한 번만 비워 둡니다.",
     ),
-    "admission.first_token_block": (
+    "admission.first_token_block": slip(
         _rule(blocks=lambda p, n, bs: -(-(p + 1) // bs)),
-        msg(
-            "the first new token is sampled from the prompt's last position and stored in the next "
-            "step: admission takes blocks for the prompt alone.",
-            "첫 새 토큰은 프롬프트의 마지막 위치에서 샘플링되고 다음 단계에 저장됩니다. 수락할 때는 "
-            "프롬프트만큼의 블록만 가져갑니다.",
-        ),
+        "the first new token is sampled from the prompt's last position and stored in the next "
+        "step: admission takes blocks for the prompt alone.",
+        "첫 새 토큰은 프롬프트의 마지막 위치에서 샘플링되고 다음 단계에 저장됩니다. 수락할 때는 "
+        "프롬프트만큼의 블록만 가져갑니다.",
     ),
 }
