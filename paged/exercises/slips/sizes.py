@@ -3,6 +3,8 @@ memory breakdown (4)."""
 
 from __future__ import annotations
 
+import math
+
 from ...contiguous import next_pow2
 from .base import slip
 
@@ -66,6 +68,13 @@ POW2 = {
         lambda p, o, m: min(p + 2 * o, m),
         "'at most 2x' is a bound, not the rule: the output is rounded up to a power of two.",
         "'최대 2배'는 상한일 뿐 규칙이 아닙니다. 출력을 2의 거듭제곱으로 올림합니다.",
+    ),
+    "pow2.nearest": slip(
+        lambda p, o, m: min(p + (1 << round(math.log2(o))), m),
+        "you rounded the output to the nearest power of two, so some went down (20 → 16); Pow2 "
+        "always rounds up (20 → 32).",
+        "출력을 가장 가까운 2의 거듭제곱으로 반올림해서 일부는 내려갔습니다(20 → 16). Pow2는 항상 "
+        "올림합니다(20 → 32).",
     ),
     "pow2.rounded_down": slip(
         lambda p, o, m: min(p + (1 << (o.bit_length() - 1)), m),
