@@ -17,13 +17,7 @@ import torch
 
 from ..text import msg
 from .core import checker
-from .kernel_cases import (
-    POOL_ROWS,
-    cache_words,
-    output,
-    read_by_rule,
-)
-from .kernel_cases import table_as_read as _table_read
+from .kernel_cases import POOL_ROWS, cache_words, output, read_by_rule, table_as_read
 from .kernel_runner import Case, KernelSpec
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
@@ -119,7 +113,7 @@ def _gather_draw(rng):
 def _gather_rule(f):
     """The ADDRESS_RULES key that reads what the kernel stored, or None."""
     p, c = torch.arange(f.seq_len)[:, None], torch.arange(ROW)[None, :]
-    tb = _table_read(f.table, f.seq_len + 1)
+    tb = table_as_read(f.table, f.seq_len + 1)
     return next(
         (
             r

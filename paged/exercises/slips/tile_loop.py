@@ -37,29 +37,6 @@ def _variant(q, k, v, scale, tile, variant):
     return acc / l_sum
 
 
-def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
-    """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
-    from ...attention import gather_kv
-
-    num_seqs, num_q_heads, head_dim = q.shape
-    kvh = k_cache.shape[2]
-    out = torch.empty(num_seqs, num_q_heads, head_dim, dtype=torch.float64)
-    for i, n in enumerate(seq_lens.tolist()):
-        k = gather_kv(k_cache, block_table[i], n).cpu().double()
-        v = gather_kv(v_cache, block_table[i], n).cpu().double()
-        for h in range(num_q_heads):
-            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
-            out[i, h] = _variant(
-                q[i, h].cpu().double(),
-                k[:, j],
-                v[:, j],
-                head_dim**-0.5,
-                tile,
-                "right" if variant == "head_mod" else variant,
-            )
-    return out
-
-
 def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
     """(sequence, query head, n, q, K, V) in float64, K/V of the head's KV head (or h % KV)."""
     from ...attention import gather_kv
@@ -71,6 +48,15 @@ def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
         for h in range(num_q_heads):
             j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
             yield i, h, n, q[i, h].cpu().double(), k[:, j], v[:, j]
+
+
+def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
+    """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
+    out = torch.empty(q.shape, dtype=torch.float64)
+    loop = "right" if variant == "head_mod" else variant  # head_mod: the right loop, other heads
+    for i, h, _, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
+        out[i, h] = _variant(qh, k, v, q.shape[-1] ** -0.5, tile, loop)
+    return out
 
 
 def max_scores(q, k_cache, v_cache, block_table, seq_lens):
