@@ -152,10 +152,15 @@ def test_known_max_that_never_reads_m_is_rejected(capsys):
 # ---- try_kernel: run once, print beside the answer, draw what each program touched -------------
 
 
-def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
+@pytest.fixture
+def agg():
+    """Figures drawn off screen."""
     import matplotlib
 
     matplotlib.use("Agg")
+
+
+def test_try_kernel_on_the_model_answer_prints_and_draws(capsys, agg):
     fig = try_kernel(answers.find("copy_kernel"), show=False)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "copy_kernel on n 10, BLOCK 4:" and "the same as the reference" in out[3]
@@ -168,10 +173,7 @@ def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
     assert drawn == ["0"] * 4 + ["1"] * 4 + ["2"] * 2  # program of each element; 2 lanes masked
 
 
-def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys, agg):
     fig = try_kernel(Variant(copy_v, "program_0"), "copy_kernel", show=False)
     assert "the same as the reference" in capsys.readouterr().out  # right values...
     assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
@@ -185,10 +187,7 @@ def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys)
     assert len(red) == 2  # x[10] and x[11]: loaded by program 2, past n
 
 
-def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys, agg):
     assert try_kernel(copy_kernel) is None  # shown, not returned
     assert capsys.readouterr().out.startswith("copy_kernel on n 10, BLOCK 4:")
 
@@ -214,10 +213,7 @@ def test_try_kernel_names_an_unknown_puzzle():
         try_kernel(stub_copy)
 
 
-def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys, agg):
     monkeypatch.setenv("PAGED_LANG", "ko")
     fig = try_kernel(answers.find("gather_kernel"), show=False)
     out = capsys.readouterr().out
