@@ -28,10 +28,6 @@ if backend() != "unavailable":
     from paged.viz.kernel_reads import try_kernel
 
     @triton.jit
-    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        """Not written yet."""
-
-    @triton.jit
     def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         """Named as the chapter's stub: try_kernel finds its puzzle by the name."""
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -197,7 +193,7 @@ def test_try_kernel_on_a_stub_says_not_yet(capsys):
     def raising(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         raise NotImplementedError
 
-    assert try_kernel(stub_copy, "copy_kernel") is None
+    assert try_kernel(Variant(copy_v, "stub"), "copy_kernel") is None
     assert try_kernel(raising, "copy_kernel") is None
     assert try_kernel(None, "copy_kernel") is None
     assert capsys.readouterr().out.splitlines() == [
@@ -209,8 +205,8 @@ def test_try_kernel_on_a_stub_says_not_yet(capsys):
 
 
 def test_try_kernel_names_an_unknown_puzzle():
-    with pytest.raises(ValueError, match="no Triton puzzle named 'stub_copy'; the puzzles are"):
-        try_kernel(stub_copy)
+    with pytest.raises(ValueError, match="no Triton puzzle named 'copy_v'; the puzzles are"):
+        try_kernel(Variant(copy_v, "stub"))
 
 
 def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys, agg):
