@@ -8,8 +8,8 @@ program loaded and stored, whose share a store hit, whether the tl.dot fed the o
 under the interpreter. So where this process compiles kernels for a GPU, `check_kernel` and
 `trial` hand the kernel to `judge`: it writes the kernel's source, with the globals it names,
 into a module in a temporary folder, and runs a fresh Python with TRITON_INTERPRET=1 on it
-(`child`), which checks it exactly as a machine without a GPU does and prints the same verdict;
-the parent relays that text and returns the child's result.
+(`python -m paged.exercises.interpret DIR`), which checks it exactly as a machine without a GPU
+does and prints the same verdict; the parent relays that text and returns the child's result.
 
 A kernel travels when it is a @triton.jit function itself (not a wrapper such as
 @triton.autotune) whose source can be read, and each global its source names is a module,
@@ -23,7 +23,6 @@ child knows a puzzle by its name) is checked in this process (`judge` returns `U
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 import os
 import pickle
@@ -41,8 +40,7 @@ from .triton_checks import interpreted
 __all__: list[str] = []  # kernel_runner and kernel_try call judge
 
 UNKNOWN_SPEC = object()  # judge's answer for a spec the child cannot look up by its name
-MODULE = "learner_kernel"  # the module judge writes and the child imports
-CHILD = "import sys; from paged.exercises.kernel_child import child; child(sys.argv[1])"
+MODULE = "learner_kernel"  # the module the child writes and imports
 TIMEOUT_S = 600
 TIMED_OUT = msg(
     "{name}: your kernel ran for more than {seconds} s under Triton's CPU interpreter on the "
@@ -178,7 +176,7 @@ def judge(op: str, spec, kernel, seed: int | None = None):
         env = dict(os.environ, TRITON_INTERPRET="1", PYTHONIOENCODING="utf-8")
         here = str(Path(__file__).resolve().parents[2])  # the folder that holds `paged`
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-c", CHILD, str(folder)]
+        cmd = [sys.executable, "-m", "paged.exercises.interpret", str(folder)]
         try:
             done = subprocess.run(
                 cmd, env=env, capture_output=True, encoding="utf-8", timeout=TIMEOUT_S
@@ -193,22 +191,3 @@ def judge(op: str, spec, kernel, seed: int | None = None):
             print(CHILD_FAILED.format(name=puzzle, code=done.returncode, tail=tail))
             return failed
         return pickle.loads(result.read_bytes())
-
-
-def child(folder: str) -> None:
-    """The child process: run the job `judge` wrote into `folder` (`MODULE`.py: the kernel's
-    source and the globals it reads; job.pkl: check or try, the puzzle, the kernel's name, the
-    seed) on the registry's spec, and write what it returned to result.pkl for the parent."""
-    from . import SPECS
-    from .kernel_runner import check_kernel
-    from .kernel_try import trial
-
-    path = Path(folder)
-    job = pickle.loads((path / "job.pkl").read_bytes())
-    sys.path.insert(0, str(path))
-    kernel = getattr(importlib.import_module(MODULE), job["kernel"])
-    if job["op"] == "check":
-        result = check_kernel(SPECS[job["puzzle"]], kernel, job["seed"])
-    else:
-        result = trial(kernel, job["puzzle"])
-    (path / "result.pkl").write_bytes(pickle.dumps(result))

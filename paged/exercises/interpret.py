@@ -1,0 +1,43 @@
+"""The child process of `kernel_child`: a Triton puzzle judged under the interpreter.
+
+    python -m paged.exercises.interpret DIR
+
+DIR holds what `kernel_child.judge` wrote: `learner_kernel.py` (the kernel's source and the
+globals it reads) and `job.pkl` (check or try, the puzzle, the kernel's name, the seed). With
+TRITON_INTERPRET=1 set by the parent, this imports the kernel, runs `check_kernel` or `trial` on
+the registry's spec as a machine without a GPU does (printing the same verdict), and writes what
+it returned to `result.pkl` for the parent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import sys
+from pathlib import Path
+
+import paged.attention  # noqa: F401  (chooses the interpreter before triton loads)
+
+from . import SPECS
+from .kernel_child import MODULE
+from .kernel_runner import check_kernel
+from .kernel_try import trial
+
+__all__: list[str] = []  # a program, run by kernel_child.judge
+
+
+def main(folder: str) -> None:
+    """Import the learner's module, run the job, write what it returned."""
+    path = Path(folder)
+    job = pickle.loads((path / "job.pkl").read_bytes())
+    sys.path.insert(0, str(path))
+    kernel = getattr(importlib.import_module(MODULE), job["kernel"])
+    if job["op"] == "check":
+        result = check_kernel(SPECS[job["puzzle"]], kernel, job["seed"])
+    else:
+        result = trial(kernel, job["puzzle"])
+    (path / "result.pkl").write_bytes(pickle.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
