@@ -28,10 +28,6 @@ if backend() != "unavailable":
     from paged.viz.kernel_reads import try_kernel
 
     @triton.jit
-    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        """Not written yet."""
-
-    @triton.jit
     def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         """Named as the chapter's stub: try_kernel finds its puzzle by the name."""
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -152,10 +148,15 @@ def test_known_max_that_never_reads_m_is_rejected(capsys):
 # ---- try_kernel: run once, print beside the answer, draw what each program touched -------------
 
 
-def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
+@pytest.fixture
+def agg():
+    """Figures drawn off screen."""
     import matplotlib
 
     matplotlib.use("Agg")
+
+
+def test_try_kernel_on_the_model_answer_prints_and_draws(capsys, agg):
     fig = try_kernel(answers.find("copy_kernel"), show=False)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "copy_kernel on n 10, BLOCK 4:" and "the same as the reference" in out[3]
@@ -168,10 +169,7 @@ def test_try_kernel_on_the_model_answer_prints_and_draws(capsys):
     assert drawn == ["0"] * 4 + ["1"] * 4 + ["2"] * 2  # program of each element; 2 lanes masked
 
 
-def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys, agg):
     fig = try_kernel(Variant(copy_v, "program_0"), "copy_kernel", show=False)
     assert "the same as the reference" in capsys.readouterr().out  # right values...
     assert [t.get_text() for t in fig.axes[1].texts] == ["0"] * 10  # ...all stored by program 0
@@ -185,10 +183,7 @@ def test_try_kernel_draws_the_learners_own_accesses_not_the_allowed_ones(capsys)
     assert len(red) == 2  # x[10] and x[11]: loaded by program 2, past n
 
 
-def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_try_kernel_finds_the_puzzle_by_the_kernels_name(capsys, agg):
     assert try_kernel(copy_kernel) is None  # shown, not returned
     assert capsys.readouterr().out.startswith("copy_kernel on n 10, BLOCK 4:")
 
@@ -198,7 +193,7 @@ def test_try_kernel_on_a_stub_says_not_yet(capsys):
     def raising(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         raise NotImplementedError
 
-    assert try_kernel(stub_copy, "copy_kernel") is None
+    assert try_kernel(Variant(copy_v, "stub"), "copy_kernel") is None
     assert try_kernel(raising, "copy_kernel") is None
     assert try_kernel(None, "copy_kernel") is None
     assert capsys.readouterr().out.splitlines() == [
@@ -210,14 +205,11 @@ def test_try_kernel_on_a_stub_says_not_yet(capsys):
 
 
 def test_try_kernel_names_an_unknown_puzzle():
-    with pytest.raises(ValueError, match="no Triton puzzle named 'stub_copy'; the puzzles are"):
-        try_kernel(stub_copy)
+    with pytest.raises(ValueError, match="no Triton puzzle named 'copy_v'; the puzzles are"):
+        try_kernel(Variant(copy_v, "stub"))
 
 
-def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_try_kernel_speaks_korean_in_the_korean_edition(monkeypatch, capsys, agg):
     monkeypatch.setenv("PAGED_LANG", "ko")
     fig = try_kernel(answers.find("gather_kernel"), show=False)
     out = capsys.readouterr().out

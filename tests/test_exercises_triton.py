@@ -3,9 +3,8 @@ names their mistake, the model answer and an independently written kernel accept
 told "not yet".
 
 One kernel per puzzle with a VARIANT switch plays the learner: "right" (written apart from the
-model answer), each typical mistake, and "stub" (it returns at once, as a stub with no code
-writes nothing; one stub as the chapter gives it, `stub_copy`, stays). `Variant` makes each a
-kernel of its own, in a file, as a learner's is. Every mistake is asserted everywhere: the
+model answer), each typical mistake, and "stub" (the chapter's stub: its signature, no code).
+`Variant` makes each a kernel of its own, in a file, as a learner's is. Every mistake is asserted everywhere: the
 checker judges under Triton's CPU interpreter here, and on a GPU in a child process under it
 (`paged.exercises.kernel_child`), so even an unmasked load whose value never reaches the output
 is seen on both.
@@ -37,12 +36,12 @@ if backend() != "unavailable":
     from paged.exercises import answers
     from paged.exercises.answers import basics as basic_answers
     from paged.exercises.answers import kernels as kernel_answers
+    from paged.exercises.kernel_launch import launch
+    from paged.exercises.triton_checks import SENTINEL, Watch
 
     # ---- chapter 6 ---------------------------------------------------------------------------
     @triton.jit
     def stamp_v(out_ptr, BLOCK: tl.constexpr, V: tl.constexpr):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         if V == "program_0":  # program 0 stamps every program's block, the others nothing
             if tl.program_id(0) == 0:
                 for p in range(tl.num_programs(0)):
@@ -62,8 +61,6 @@ if backend() != "unavailable":
 
     @triton.jit
     def copy_v(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         if V == "program_0":  # program 0 copies every block, masked, the others nothing
             if tl.program_id(0) == 0:
                 for start in range(0, n, BLOCK):
@@ -105,8 +102,6 @@ if backend() != "unavailable":
         BN: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         pm, pn = tl.program_id(0), tl.program_id(1)
         if V == "axes":
             pm, pn = pn, pm
@@ -130,8 +125,6 @@ if backend() != "unavailable":
 
     @triton.jit
     def softmax_v(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr, V: tl.constexpr):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         i = tl.program_id(0)
         j = tl.arange(0, BLOCK_N)
         if V == "pad_zero":
@@ -167,8 +160,6 @@ if backend() != "unavailable":
         BK: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         m = tl.arange(0, BM)
         n = tl.arange(0, BN)
         sa = K if V == "widths" else stride_a
@@ -211,8 +202,6 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         pos = tl.program_id(0) * TILE + tl.arange(0, TILE)
         mask = pos < seq_len
         cols = tl.arange(0, ROW)
@@ -255,8 +244,6 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         t = tl.program_id(0) * TILE + tl.arange(0, TILE)
         live = t < seq_len
         e = tl.arange(0, HEAD_DIM)
@@ -298,8 +285,6 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         seq, head = tl.program_id(0), tl.program_id(1)
         kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
         d = tl.arange(0, HEAD_DIM)
@@ -364,8 +349,6 @@ if backend() != "unavailable":
         TILE: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         seq, head = tl.program_id(0), tl.program_id(1)
         kv_head = head % KV_HEADS if V == "head_mod" else head // GROUP
         d = tl.arange(0, HEAD_DIM)
@@ -446,8 +429,6 @@ if backend() != "unavailable":
         BLOCK_G: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         s_id, kvh = tl.program_id(0), tl.program_id(1)
         g = tl.arange(0, BLOCK_G)
         h = g * KV_HEADS + kvh if V == "head_mod" else kvh * GROUP + g
@@ -492,8 +473,6 @@ if backend() != "unavailable":
         BLOCK_P: tl.constexpr,
         V: tl.constexpr,
     ):
-        if V == "stub":  # the chapter's stub: no code, so nothing written
-            return
         r = tl.program_id(0)
         p = tl.arange(0, BLOCK_P)
         d = tl.arange(0, HEAD_DIM)
@@ -537,17 +516,16 @@ if backend() != "unavailable":
         c = tl.arange(0, BN)
         tl.store(out_ptr + r[:, None] * BN + c[None, :], 1.0, mask=r < M)
 
-    @triton.jit
-    def stub_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        """The chapter's stub as it is given: the signature and a docstring, no code."""
-
 
 @functools.cache
 def Variant(kernel, variant: str):
     """A VARIANT of a test kernel as a kernel of its own, as a learner hands one in: its source
     in a file, with V a global tl.constexpr instead of a parameter (on a GPU the checker sends
-    such a kernel to the interpreter in a child process, source and globals)."""
+    such a kernel to the interpreter in a child process, source and globals). "stub" is the
+    chapter's stub as it is given: the signature and a docstring, no code."""
     src = re.sub(r",\s*V: tl\.constexpr", "", textwrap.dedent(inspect.getsource(kernel.fn)))
+    if variant == "stub":
+        src = src[: src.index("):\n") + 3] + '    """Not written yet."""\n'
     return typed(f"V = tl.constexpr({variant!r})\n\n\n{src}", f"{kernel.fn.__name__}_{variant}")[
         kernel.fn.__name__
     ]
@@ -726,8 +704,6 @@ def test_model_answer_and_an_independent_kernel_are_correct(puzzle, capsys):
 
 
 def test_no_right_answer_looks_like_an_output_never_written():
-    from paged.exercises.triton_checks import SENTINEL
-
     # seed 277 draws M = N = 1, K = 15 in quarters, whose one sum is 0.5: the value outputs once
     # started as, so the model answer was told "your kernel wrote nothing"
     assert ex.check_dot_kernel(answers.find("dot_kernel"), seed=277) is True
@@ -743,8 +719,6 @@ def test_no_right_answer_looks_like_an_output_never_written():
 def test_typical_mistake_rejected_with_the_hint_that_names_it(
     puzzle, variant, hint, capsys, monkeypatch
 ):
-    from paged.exercises.triton_checks import Watch
-
     record, astray = Watch._record, []
 
     def recorded(watch, kind, buf, elems, pid):
@@ -768,7 +742,7 @@ def test_typical_mistake_rejected_with_the_hint_that_names_it(
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_the_stub_and_a_non_kernel_are_not_yet(puzzle, capsys):
     check = getattr(ex, f"check_{puzzle}")
-    assert check(Variant(globals()[PUZZLES[puzzle][0]], "stub")) is False  # returns at once
+    assert check(Variant(globals()[PUZZLES[puzzle][0]], "stub")) is False  # writes nothing
     assert check(None) is False
     out = capsys.readouterr().out.splitlines()
     assert out == [
@@ -843,9 +817,6 @@ def test_the_fallback_names_a_symptom():
 
 
 def test_a_one_d_mask_that_does_not_broadcast_is_named(capsys):
-    from paged.exercises.kernel_launch import launch
-    from paged.exercises.triton_checks import Watch
-
     out = torch.zeros(8, device="cuda" if backend() == "cuda" else "cpu")
     assert launch("tile", Watch(), one_d_mask[(1,)], out, 2, BM=2, BN=4) is False
     printed = capsys.readouterr().out
@@ -856,9 +827,6 @@ def test_a_gpu_compile_error_is_hinted_by_its_own_words_not_the_source_it_quotes
     import ast
 
     from triton.compiler.errors import CompilationError
-
-    from paged.exercises.kernel_launch import launch
-    from paged.exercises.triton_checks import Watch
 
     src = inspect.getsource(one_d_mask.fn)  # its signature says tl.constexpr: not the error
     node = ast.parse("x").body[0]
@@ -874,9 +842,6 @@ def test_a_gpu_compile_error_is_hinted_by_its_own_words_not_the_source_it_quotes
 
 
 def test_an_interpreter_that_numpy_broke_is_named_as_not_the_learners_fault(capsys):
-    from paged.exercises.kernel_launch import launch
-    from paged.exercises.triton_checks import Watch
-
     def interpreter_fails():  # what Triton 3.6.0's interpreter raised beside NumPy 2.5.2
         raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
 
@@ -898,7 +863,7 @@ def test_a_kernel_that_does_not_compile_is_reported_with_a_hint(capsys):
 def test_hints_speak_korean_in_the_korean_edition(monkeypatch, capsys):
     monkeypatch.setenv("PAGED_LANG", "ko")
     assert ex.check_copy_kernel(Variant(copy_v, "le")) is False
-    assert ex.check_copy_kernel(stub_copy) is False
+    assert ex.check_copy_kernel(Variant(copy_v, "stub")) is False
     out = capsys.readouterr().out
     assert (
         "아직 아닙니다" in out

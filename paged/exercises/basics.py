@@ -1,13 +1,10 @@
 """Checkers for the Triton on-ramp (chapter 6): grids, masks and strides, as `KernelSpec`s.
 
-Each puzzle is data for `kernel_runner.check_kernel`, which launches the learner's @triton.jit
-kernel on tiny fixed and random cases (under the interpreter here, on the GPU where there is
-one) and compares with PyTorch. Outputs start as SENTINEL, inputs sit in guarded buffers whose
-padding is NaN, and under the interpreter every loaded and stored address is checked
-(`triton_checks.Watch`), so a kernel that masks its store but not its load is told so; there
-each program may store only its own share (its block, its tile), so a grid whose program 0 does
-everyone's work is told so too. The 2-D copy is in `basics_2d.py`,
-the two computing puzzles (a row softmax and tl.dot) in `basics_compute.py`.
+Each puzzle is data for `kernel_runner.check_kernel` (its docstring says what it observes), on
+tiny fixed and random cases compared with PyTorch. Inputs sit in buffers padded with NaN, and
+each program may store only its own share (its block, its tile), so that a grid whose program 0
+does everyone's work is told so. The 2-D copy is in `basics_2d.py`, the two computing puzzles
+(a row softmax and tl.dot) in `basics_compute.py`.
 """
 
 from __future__ import annotations
@@ -150,7 +147,7 @@ COPY_SPEC = KernelSpec(
     name="copy_kernel",
     fixed=((10, 4), (16, 8), (1, 8), (33, 16), (5, 1)),  # (n, BLOCK)
     build=_copy_case,
-    draw=lambda rng: _copy_draw(rng),
+    draw=_copy_draw,
     summary="n 1-40, BLOCK 1-16, n not a multiple of BLOCK",
     store_hints=((_one_past_store, COPY["off_by_one"]), (lambda f: True, COPY["store"])),
     share_hints=((_copied_start, COPY["start"]),),

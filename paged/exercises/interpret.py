@@ -1,12 +1,8 @@
-"""The child process of `kernel_child`: a Triton puzzle judged under the interpreter.
+"""The child process of `kernel_child.judge`: `python -m paged.exercises.interpret DIR`.
 
-    python -m paged.exercises.interpret DIR
-
-DIR holds what `kernel_child.judge` wrote: `learner_kernel.py` (the kernel's source and the
-globals it reads) and `job.pkl` (check or try, the puzzle, the kernel's name, the seed). With
-TRITON_INTERPRET=1 set by the parent, this imports the kernel, runs `check_kernel` or `trial` on
-the registry's spec as a machine without a GPU does (printing the same verdict), and writes what
-it returned to `result.pkl` for the parent.
+It imports the kernel judge wrote into DIR, runs the job (check or try) on the registry's spec
+under the interpreter, as a machine without a GPU does, and writes what it returned to
+DIR/result.pkl. A module of its own: it needs kernel_runner, which imports kernel_child.
 """
 
 from __future__ import annotations
@@ -27,7 +23,9 @@ __all__: list[str] = []  # a program, run by kernel_child.judge
 
 
 def main(folder: str) -> None:
-    """Import the learner's module, run the job, write what it returned."""
+    """Import the learner's module (`learner_kernel.py`: the kernel's source and the globals it
+    reads), run the job (job.pkl: check or try, the puzzle, the kernel's name, the seed), write
+    what it returned."""
     path = Path(folder)
     job = pickle.loads((path / "job.pkl").read_bytes())
     sys.path.insert(0, str(path))

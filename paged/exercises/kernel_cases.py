@@ -1,12 +1,10 @@
 """The kernel chapter's checkers' cases: what a paged kernel may read, and how mistakes read.
 
-`paged_watch` registers a paged case's tensors (steps.make_case(..., poison=True)) with the
-elements a correct kernel may load: the sequences' tokens in K and V, the used entries of the
-block table, q, seq_lens. `slips.ADDRESS_RULES` are the typical wrong addresses of a K row (their
-kernel hints: `slips.address.KERNEL_HINTS`);
-`read_by_rule` evaluates one on a case, so that a checker can recognise the mistake a learner
-made from what the kernel stored; `extreme_scores` pushes a case's scores past ±1000, and
-`rising_scores` makes them climb by hundreds along a sequence (the maximum moves late).
+`paged_watch` registers a paged case's tensors (`steps.make_case(..., poison=True)`) with the
+elements a correct kernel may load (the sequences' tokens in K and V, the used entries of the
+block table, q, seq_lens); `read_by_rule` evaluates one of `slips.ADDRESS_RULES` (the typical
+wrong addresses of a K row) on a case, so that a checker can recognise the mistake from what
+the kernel stored; `extreme_scores` and `rising_scores` make a case's scores hard for a softmax.
 """
 
 from __future__ import annotations

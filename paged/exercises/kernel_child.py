@@ -85,11 +85,6 @@ def _source(fn) -> str:
     return src[start.start() :]
 
 
-def _names(src: str) -> set[str]:
-    """Every name the source reads, its signature's annotations and defaults included."""
-    return {node.id for node in ast.walk(ast.parse(src)) if isinstance(node, ast.Name)}
-
-
 def _literal(value) -> str | None:
     """value as Python source when it reads back as itself, else None."""
     try:
@@ -136,18 +131,20 @@ def module_text(kernel) -> str:
             src = _source(fn)
         except (OSError, TypeError, ValueError):
             raise CannotSend(WHY_NO_SOURCE.format(fn=fn.__name__)) from None
-        for name in sorted(_names(src) & set(fn.__globals__)):
+        # every name the source reads, its signature's annotations and defaults included
+        names = {node.id for node in ast.walk(ast.parse(src)) if isinstance(node, ast.Name)}
+        for name in sorted(names & set(fn.__globals__)):
             value = fn.__globals__[name]
             if isinstance(value, types.ModuleType):
                 header.append(f"{name} = importlib.import_module({value.__name__!r})")
-            elif _in_triton(value):
-                header.append(f"{name} = {_in_triton(value)}")
+            elif in_triton := _in_triton(value):
+                header.append(f"{name} = {in_triton}")
             elif _jitted(value):
                 add(value.fn)
-            elif type(value).__name__ == "constexpr" and _literal(value.value) is not None:
-                header.append(f"{name} = triton.language.constexpr({_literal(value.value)})")
-            elif _literal(value) is not None:
-                header.append(f"{name} = {_literal(value)}")
+            elif type(value).__name__ == "constexpr" and (text := _literal(value.value)):
+                header.append(f"{name} = triton.language.constexpr({text})")
+            elif text := _literal(value):
+                header.append(f"{name} = {text}")
             else:
                 kind = type(value).__name__
                 raise CannotSend(WHY_GLOBAL.format(fn=fn.__name__, glob=name, kind=kind))
@@ -165,12 +162,12 @@ def judge(op: str, spec, kernel, seed: int | None = None):
 
     if SPECS.get(spec.name) is not spec:
         return UNKNOWN_SPEC
-    puzzle = spec.name
+    puzzle, failed = spec.name, False if op == "check" else None
     try:
         text = module_text(kernel)
     except CannotSend as why:
         print(NOT_SENT.format(name=puzzle, why=why))
-        return False if op == "check" else None
+        return failed
     with tempfile.TemporaryDirectory(prefix="paged-kernel-") as tmp:
         folder = Path(tmp)
         (folder / f"{MODULE}.py").write_text(text, encoding="utf-8")
@@ -186,11 +183,11 @@ def judge(op: str, spec, kernel, seed: int | None = None):
             )
         except subprocess.TimeoutExpired:
             print(TIMED_OUT.format(name=puzzle, seconds=TIMEOUT_S))
-            return False if op == "check" else None
+            return failed
         print(done.stdout, end="")
         result = folder / "result.pkl"
         if done.returncode or not result.exists():
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
             print(CHILD_FAILED.format(name=puzzle, code=done.returncode, tail=tail))
-            return False if op == "check" else None
+            return failed
         return pickle.loads(result.read_bytes())

@@ -19,7 +19,7 @@ DID_NOT_RUN = msg(
 )
 ERROR_HINTS = (
     (
-        "only 0-dimensional arrays can be converted",  # seen: Triton 3.6.0 with NumPy 2.5.2
+        ("only 0-dimensional arrays can be converted",),  # seen: Triton 3.6.0 with NumPy 2.5.2
         msg(
             "this one is not your kernel's fault: older Triton interpreters fail with NumPy 2.4 "
             "and later, which no longer turns a one-element array into a number (Triton issue "
@@ -32,7 +32,7 @@ ERROR_HINTS = (
         ),
     ),
     (
-        "power of 2",
+        ("power of 2",),
         msg(
             "tl.arange(0, B) needs B to be a power of two: round the tile up (the launcher does it "
             "with triton.next_power_of_2) and mask the extra lanes.",
@@ -41,7 +41,7 @@ ERROR_HINTS = (
         ),
     ),
     (
-        "constexpr",
+        ("constexpr",),
         msg(
             "tile sizes are compile-time constants: declare them as NAME: tl.constexpr in the "
             "signature and use those names in tl.arange, not a runtime argument such as n.",
@@ -62,7 +62,7 @@ ERROR_HINTS = (
         ),
     ),
     (
-        "should have M >=",
+        ("should have M >=",),
         msg(
             "tl.dot refused the shapes: its inner dimension K must be at least 16 on a GPU; pad "
             "the tiles to 16 and mask the padding (other=0.0).",
@@ -71,7 +71,7 @@ ERROR_HINTS = (
         ),
     ),
     (
-        "the exercise is to write it",
+        ("the exercise is to write it",),
         msg(
             "the puzzle is to write this step yourself: while the checker runs your kernel, the "
             "library's own attention (its kernel, launcher and reference) is switched off.",
@@ -80,7 +80,7 @@ ERROR_HINTS = (
         ),
     ),
     (
-        "is not defined",
+        ("is not defined",),
         msg(
             "a name in your kernel is not defined: a typo, or a variable from another cell (a "
             "kernel sees only its arguments, constants and other @triton.jit functions).",
@@ -113,14 +113,7 @@ def launch(name: str, watch, run, *args, **kwargs) -> bool:
             return False
         said = _said(exc)
         print(DID_NOT_RUN.format(name=name, error=f"{type(exc).__name__}: {said[:300]}"))
-        hint = next(
-            (
-                h
-                for keys, h in ERROR_HINTS
-                if any(k in said for k in ((keys,) if isinstance(keys, str) else keys))
-            ),
-            RUN_BY_HAND,
-        )
+        hint = next((h for keys, h in ERROR_HINTS if any(k in said for k in keys)), RUN_BY_HAND)
         print(HINT.format(hint=hint))
         return False
     return True

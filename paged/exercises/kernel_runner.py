@@ -1,23 +1,21 @@
 """One runner for every Triton puzzle: a puzzle is a `KernelSpec`, `check_kernel` checks it.
 
-The Triton twin of `core.check`, which hands it every `KernelSpec`. A spec says how to build a
-case from its parameters (the fixed teaching cases, then `num_random` drawn for this call from a fresh seed, printed with a
-failing random case; `seed=` draws them again), and each `Case` carries its buffers (inside a
-`triton_checks.Watch`: which elements a program may load and store), the launch, the compared
-output and the library's answer. For every puzzle and every case the runner checks, in order:
-not a kernel; the launch (an error is reported short, with a hint); atomics on elements a
-program may not both read and write (under the interpreter); the inputs untouched (every buffer
-the kernel may only read must come back bit for bit); wrote nothing (every output still
-SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share
-(under the interpreter, where a spec gives each program its own); the values (to the spec's
-tolerance, NaN where NaN); loads outside the valid range (under the interpreter); a `tl.dot`
-that runs, where the puzzle asks for one; the inputs each program must read (`Case.required`,
-under the interpreter). Where a tl.dot is asked for, once every case passed, the first case runs
-again with every tl.dot result perturbed (under the interpreter): an output that does not move
-means the dot never reached it. A wrong answer gets the first spec hint whose predicate holds,
-and otherwise a symptom: what the output got wrong, never how to fix it. On a CUDA GPU the
-whole check runs under the interpreter in a child process (`kernel_child`), so every observation
-above holds there too.
+The Triton twin of `core.check`, which hands it every `KernelSpec`. A spec builds a case from its
+parameters (the fixed teaching cases, then `num_random` drawn for this call from a fresh seed,
+printed with a failing random case; `seed=` draws them again); each `Case` carries its buffers
+(in a `triton_checks.Watch`: which elements a program may load and store), the launch, the
+compared output and the library's answer. For every case the runner checks, in order: not a
+kernel; the launch (an error is reported short, with a hint); atomics on elements a program may
+not both read and write*; the inputs untouched (bit for bit); wrote nothing (every output still
+SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share*
+(where a spec gives each program its own); the values (to the spec's tolerance, NaN where NaN);
+loads outside the valid range*; a `tl.dot` that runs, where the puzzle asks for one*; the inputs
+each program must read (`Case.required`)*. Where a tl.dot is asked for, once every case passed,
+the first case runs again with every tl.dot result perturbed*: an output that does not move
+means the dot never reached it. (*: seen under the interpreter; on a CUDA GPU the whole check
+runs under it in a child process, `kernel_child`, so every observation holds there too.) A wrong
+answer gets the first spec hint whose predicate holds, and otherwise a symptom: what the output
+got wrong, never how to fix it.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ import torch
 
 from . import kernel_child
 from .core import fresh_seed
-from .guard import forbidden
 from .kernel_launch import launch
 from .triton_checks import (
     SENTINEL,
@@ -51,20 +48,20 @@ from .verdicts import (
     HINT,
     INPUT_HINT,
     INPUT_WRITTEN,
+    KERNEL_CORRECT,
+    KERNEL_NOT_QUITE,
+    KERNEL_RANDOM,
     NO_DOT,
+    NOT_A_KERNEL,
     RIGHT,
     SHARE,
     STORE_PAST,
     UNMASKED_LOAD,
     UNREAD,
     UNREAD_HINT,
+    WROTE_NOTHING,
     symptom,
 )
-from .verdicts import KERNEL_CORRECT as CORRECT
-from .verdicts import KERNEL_NOT_QUITE as NOT_QUITE
-from .verdicts import KERNEL_RANDOM as RANDOM
-from .verdicts import NOT_A_KERNEL as _NOT_A_KERNEL
-from .verdicts import WROTE_NOTHING as _WROTE_NOTHING
 
 __all__: list[str] = []  # the machinery behind basics.py and kernels.py
 
@@ -78,9 +75,9 @@ class Case:
     names inputs whose elements each program must load (pid -> bool array; interpreter);
     `views` are (buffer, kind, start, rows, cols, row_stride, per_cell[, note]): the cells
     `try_kernel` draws, cell (r, c) being elements start + r * row_stride + c * per_cell and the
-    per_cell - 1 after it; `note` says what the rows are. `got()` reads
-    the compared output after the launch; `regions` name parts of it (a bool tensor of got's
-    shape each) for the "wrong only there" symptom; `data` is whatever the spec's predicates need.
+    per_cell - 1 after it; `note` says what the rows are. `got()` reads the compared output
+    after the launch; `regions` name parts of it (a bool tensor of got's shape each) for the
+    "wrong only there" symptom; `data` is whatever the spec's predicates need.
     """
 
     where: str
@@ -92,8 +89,12 @@ class Case:
     label: str = "out"
     regions: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
-    required: dict = dataclasses.field(default_factory=dict)  # buffer -> (pid -> must load)
-    views: list = dataclasses.field(default_factory=list)  # what try_kernel draws
+    required: dict = dataclasses.field(default_factory=dict)
+    views: list = dataclasses.field(default_factory=list)
+
+    def wrote_nothing(self) -> bool:
+        """Every output still SENTINEL: "not yet"."""
+        return all(bool((flat == SENTINEL).all()) for _, flat, _ in self.outputs)
 
 
 @dataclasses.dataclass
@@ -129,8 +130,6 @@ class KernelSpec:
     share_hints: tuple = ()  # a store into another program's share (then SHARE)
     value_hints: tuple = ()
     load_hints: tuple = ()
-    forbid: tuple = ()  # (label, library function) pairs that raise while the kernel runs
-    doc: str = ""  # the checker's docstring (`core.checker`)
 
     def run(self, kernel, seed: int | None = None) -> bool:
         """`check_kernel(self, kernel, seed)`: what `core.check` calls for a Triton puzzle."""
@@ -141,7 +140,7 @@ def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
     """Check `kernel` against `spec` on its fixed and random cases; print the verdict."""
     name = spec.name
     if not is_kernel(kernel):
-        print(_NOT_A_KERNEL.format(name=name, got=type(kernel).__name__))
+        print(NOT_A_KERNEL.format(name=name, got=type(kernel).__name__))
         return False
     seed = fresh_seed(seed)
     if kernel_child.apart():  # a GPU here: judged under the interpreter, in a child
@@ -156,11 +155,11 @@ def check_kernel(spec: KernelSpec, kernel, seed: int | None = None) -> bool:
         verdict = _one_case(spec, kernel, spec.build(params, data_seed))
         if verdict is not None:
             if verdict and i >= len(spec.fixed):
-                print(RANDOM.format(name=name, seed=seed))
+                print(KERNEL_RANDOM.format(name=name, seed=seed))
             return False
     if spec.needs_dot and interpreted() and _dot_unused(spec, kernel, *plan[0]):
         return False
-    print(CORRECT.format(name=name, what=f"{len(plan)} cases: {spec.summary}"))
+    print(KERNEL_CORRECT.format(name=name, what=f"{len(plan)} cases: {spec.summary}"))
     return True
 
 
@@ -168,62 +167,48 @@ def _one_case(spec, kernel, case):
     """None when the kernel passes `case`; else the verdict printed, and whether it was "wrong"
     (a random case's seed is worth printing) rather than "not yet" or "did not run"."""
     name, watch = spec.name, case.watch
-    out_flats = [flat for _, flat, _ in case.outputs]
-    inputs = [b for b in watch.buffers if not any(b.flat is f for f in out_flats)]
+    outputs = ", ".join(n for n, _, _ in case.outputs)
+    inputs = [b for b in watch.buffers if not any(b.flat is f for _, f, _ in case.outputs)]
     before = [b.flat.clone() for b in inputs]
-    with forbidden(spec.forbid):  # a forbidden call raises: "did not run", naming it
-        if not launch(name, watch, case.run, kernel):
-            return False
+    if not launch(name, watch, case.run, kernel):
+        return False
     if watch.describe("atomic"):
         return _wrong(name, case, watch.describe("atomic"), ATOMIC)
     for buf, old in zip(inputs, before, strict=True):
         if (changed := _changed(buf.flat, old)) is not None:
-            what = INPUT_WRITTEN.format(what=buf.where(changed))
-            return _wrong(
-                name,
-                case,
-                what,
-                INPUT_HINT.format(
-                    inputs=", ".join(b.name for b in inputs),
-                    outputs=", ".join(n for n, _, _ in case.outputs),
-                ),
-            )
-    if all(bool((f == SENTINEL).all()) for f in out_flats):
-        print(_WROTE_NOTHING.format(name=name))
+            hint = INPUT_HINT.format(inputs=", ".join(b.name for b in inputs), outputs=outputs)
+            return _wrong(name, case, INPUT_WRITTEN.format(what=buf.where(changed)), hint)
+    if case.wrote_nothing():
+        print(WROTE_NOTHING.format(name=name))
         return False
     got, want = case.got(), case.want
     fail = Failure(case, got, want, watch)
-    if watch.describe("store") and _into_a_share(case, watch.stray["store"][0]):
-        hint = _first(spec.share_hints, fail) or SHARE
-        return _wrong(name, case, watch.describe("store"), hint)
-    stray = watch.describe("store") or next(
+    stray = watch.describe("store")
+    if stray:
+        buf, elem, _ = watch.stray["store"][0]
+        if buf is not None and any(buf.flat is f and ok[elem] for _, f, ok in case.outputs):
+            # an element that another program may write: into its share
+            return _wrong(name, case, stray, _first(spec.share_hints, fail) or SHARE)
+    stray = stray or next(
         (STORE_PAST for _, f, ok in case.outputs if strays_in(f, ok, SENTINEL).size), None
     )
     if stray:
         return _wrong(name, case, stray, _first(spec.store_hints, fail))
     if not same(got, want, spec.tol):
-        what = (
-            spec.describe(fail)
-            if spec.describe
-            else first_difference(case.label, got, want, spec.tol)
-        )
+        if spec.describe:
+            what = spec.describe(fail)
+        else:
+            what = first_difference(case.label, got, want, spec.tol)
         hint = _first(spec.value_hints, fail) or symptom(got, want, spec.tol, case.regions)
         return _wrong(name, case, what, hint)
     if watch.describe("load"):
-        return _wrong(
-            name, case, watch.describe("load"), _first(spec.load_hints, fail) or UNMASKED_LOAD
-        )
-    if spec.needs_dot and _no_dot(kernel, watch):
+        hint = _first(spec.load_hints, fail) or UNMASKED_LOAD
+        return _wrong(name, case, watch.describe("load"), hint)
+    if spec.needs_dot and interpreted() and watch.count["dot"] == 0:  # counted by the watch
         return _wrong(name, case, RIGHT, NO_DOT)
     if (unread := _unread(case, watch)) is not None:
         return _wrong(name, case, unread, UNREAD_HINT)
     return None
-
-
-def _into_a_share(case, stray) -> bool:
-    """Whether a stray store landed on an output element that some other program may write."""
-    buf, elem, _ = stray
-    return buf is not None and any(buf.flat is f and bool(ok[elem]) for _, f, ok in case.outputs)
 
 
 def _dot_unused(spec, kernel, params, data_seed) -> bool:
@@ -231,7 +216,7 @@ def _dot_unused(spec, kernel, params, data_seed) -> bool:
     when the output still equals the answer: the dots never reached it."""
     case = spec.build(params, data_seed)
     case.watch.perturb = np.random.default_rng(data_seed)
-    with contextlib.redirect_stdout(io.StringIO()), forbidden(spec.forbid):
+    with contextlib.redirect_stdout(io.StringIO()):
         ran = launch(spec.name, case.watch, case.run, kernel)
     if not ran or not same(case.got(), case.want, spec.tol):
         return False
@@ -258,7 +243,7 @@ def _unread(case, watch) -> str | None:
 
 
 def _wrong(name, case, what, hint) -> bool:
-    print(NOT_QUITE.format(name=name, where=case.where, what=what))
+    print(KERNEL_NOT_QUITE.format(name=name, where=case.where, what=what))
     if hint:
         print(HINT.format(hint=hint))
     return True
@@ -282,8 +267,3 @@ def _changed(flat, old):
         diff &= ~(now.isnan() & old.isnan())
     idx = torch.nonzero(diff)
     return int(idx[0]) if len(idx) else None
-
-
-def _no_dot(kernel, watch) -> bool:
-    """No tl.dot ran (the watch counts them under the interpreter; elsewhere it cannot tell)."""
-    return interpreted() and watch.count["dot"] == 0

@@ -19,7 +19,6 @@ import torch
 
 from ..text import msg
 from . import kernel_child
-from .guard import forbidden
 from .kernel_launch import launch
 from .triton_checks import SENTINEL, is_kernel, same
 from .verdicts import NOT_A_KERNEL, WROTE_NOTHING
@@ -45,13 +44,6 @@ UNKNOWN = "no Triton puzzle named {name!r}; the puzzles are {known}"
 SHOWN = 8  # values printed of each output
 
 
-def _specs() -> dict:
-    """Every Triton puzzle's KernelSpec, by name (chapters 6 and 7): the registry's."""
-    from . import SPECS, kernel_runner
-
-    return {n: s for n, s in SPECS.items() if isinstance(s, kernel_runner.KernelSpec)}
-
-
 @dataclasses.dataclass(frozen=True)
 class Trial:
     """One launch of a learner's kernel: the puzzle, its case, and per view of the case (name,
@@ -64,8 +56,12 @@ class Trial:
 
 def trial(kernel, puzzle: str | None = None) -> Trial | None:
     """Run `kernel` on its puzzle's first teaching case and print its output beside the answer;
-    return what each program touched (None: not yet, or did not run). `puzzle` defaults to the kernel's own name ("copy_kernel")."""
-    specs = _specs()
+    return what each program touched (None: not yet, or did not run). `puzzle` defaults to the
+    kernel's own name ("copy_kernel")."""
+    from . import SPECS  # every Triton puzzle's KernelSpec, by name: the registry's
+    from .kernel_runner import KernelSpec
+
+    specs = {n: s for n, s in SPECS.items() if isinstance(s, KernelSpec)}
     if not is_kernel(kernel):
         print(NOT_A_KERNEL.format(name=puzzle or "try_kernel", got=type(kernel).__name__))
         return None
@@ -77,10 +73,9 @@ def trial(kernel, puzzle: str | None = None) -> Trial | None:
         return kernel_child.judge("try", spec, kernel)  # (the registry's spec: never unknown)
     case = spec.build(spec.fixed[0], 1000)  # check_kernel's first case, the same data
     case.watch.accesses = []
-    with forbidden(spec.forbid):
-        if not launch(name, case.watch, case.run, kernel):
-            return None
-    if all(bool((flat == SENTINEL).all()) for _, flat, _ in case.outputs):
+    if not launch(name, case.watch, case.run, kernel):
+        return None
+    if case.wrote_nothing():
         print(WROTE_NOTHING.format(name=name))
         return None
     got = case.got()
@@ -102,12 +97,7 @@ def _panels(case) -> list:
     """(name, kind, owners, stray, names, outside) per view of `case`, from its watch's record."""
     watch = case.watch
     grid = watch.grid or (1, 1, 1)
-    dims = watch.dims
-
-    def index(pid):
-        return (pid[0] * grid[1] + pid[1]) * grid[2] + pid[2]
-
-    names = [",".join(str(i) for i in pid[:dims]) for pid in np.ndindex(*grid)]
+    names = [",".join(str(i) for i in pid[: watch.dims]) for pid in np.ndindex(*grid)]
     buffers = {b.name: b for b in watch.buffers}
     panels = []
     for buf_name, kind, start, rows, cols, row_stride, per_cell, *note in case.views:
@@ -125,7 +115,7 @@ def _panels(case) -> list:
             c = within // per_cell
             drawn = (rel >= 0) & (r < rows) & (c < cols)
             outside += int((~drawn).sum())
-            who = index(pid)
+            who = np.ravel_multi_index(pid, grid)  # the program's place in `names`
             for rr, cc, good in zip(r[drawn], c[drawn], ok[drawn], strict=True):
                 now = owners[rr, cc]
                 owners[rr, cc] = who if now in (-1, who) else -2

@@ -17,13 +17,7 @@ import torch
 
 from ..text import msg
 from .core import checker
-from .kernel_cases import (
-    POOL_ROWS,
-    cache_words,
-    output,
-    read_by_rule,
-)
-from .kernel_cases import table_as_read as _table_read
+from .kernel_cases import POOL_ROWS, cache_words, output, read_by_rule, table_as_read
 from .kernel_runner import Case, KernelSpec
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
@@ -116,18 +110,11 @@ def _gather_draw(rng):
     return bs, tile, seq_len, -(-seq_len // bs) + rng.randint(1, 4)
 
 
-def _gather_rule(f):
-    """The ADDRESS_RULES key that reads what the kernel stored, or None."""
+def _read_by(f, rule):
+    """What a gather whose addresses follow ADDRESS_RULES[rule] stores (NaN past the cache)."""
     p, c = torch.arange(f.seq_len)[:, None], torch.arange(ROW)[None, :]
-    tb = _table_read(f.table, f.seq_len + 1)
-    return next(
-        (
-            r
-            for r, rule in ADDRESS_RULES.items()
-            if r != "right" and same(f.got, read_by_rule(f.flat, GUARD, rule(tb, p, f.bs, ROW, c)))
-        ),
-        None,
-    )
+    addr = ADDRESS_RULES[rule](table_as_read(f.table, f.seq_len + 1), p, f.bs, ROW, c)
+    return read_by_rule(f.flat, GUARD, addr)
 
 
 def _gather_what(f):
@@ -171,7 +158,7 @@ GATHER_SPEC = KernelSpec(
     share_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),),
     value_hints=(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
-        *((lambda f, r=r: _gather_rule(f) == r, h) for r, h in ADDRESS_HINTS.items()),
+        *((lambda f, r=r: same(f.got, _read_by(f, r)), h) for r, h in ADDRESS_HINTS.items()),
         (lambda f: True, HINTS["address"]),
     ),
 )

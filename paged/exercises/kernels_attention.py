@@ -12,20 +12,16 @@ per token (`kernel_cases.rising_scores`), so that a maximum taken from the first
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import numpy as np
 import torch
 
 from ..text import msg
 from .core import checker
 from .guard import SDPA, forbidden
-from .kernel_cases import (
-    PAST,
-    extreme_scores,
-    output,
-    paged_watch,
-    pool_view,
-    rising_scores,
-)
+from .kernel_cases import element, extreme_scores, output, paged_watch, pool_view, rising_scores
 from .kernel_runner import Case, KernelSpec
 from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
 from .slips.tile_loop import known_max_outputs, max_scores, online_softmax_outputs
@@ -61,25 +57,26 @@ def _softmax_case(params, seed, known_max=False):
     watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out + {i}")
     negative = (offsets < 0)[..., None].expand(out.shape)
     data = {"args": args, "tile": tile, "big": q_scale > 10 or bool(extreme), "negative": negative}
-    launch = (launch_attention, {"tile": tile, "out": out})
+    kwargs, required = {"tile": tile, "out": out}, {}
     if known_max:  # each head's largest score, in float32, followed by NaN
         m_flat = torch.full((2 * num_q * len(lens),), float("nan"), device=device())
         m = m_flat[: num_q * len(lens)].view(len(lens), num_q)
         m.copy_(max_scores(*args).float().to(m.device))
-        watch.add("m", whole(m), load=np.arange(m_flat.numel()) < m.numel(), where=_m_where(m))
+        watch.add(
+            "m",
+            whole(m),
+            load=np.arange(m_flat.numel()) < m.numel(),
+            where=lambda i: element("m", m.shape, i),
+        )
         watch.accesses = []  # which program loaded which m: `required`
         data["m"] = m.cpu().double()
-        launch[1]["inputs"] = (m,)  # m_ptr after seq_lens_ptr
-        num_q_heads = num_q
-
-        def own_m(pid):  # program (seq, head) must read m[seq, head] (interpreter)
-            return np.arange(m_flat.numel()) == pid[0] * num_q_heads + pid[1]
-
-        required = {"m": own_m}
+        kwargs["inputs"] = (m,)  # m_ptr after seq_lens_ptr
+        # program (seq, head) must read m[seq, head] (interpreter)
+        required["m"] = lambda pid: np.arange(m_flat.numel()) == pid[0] * num_q + pid[1]
 
     def run(kernel):
         with forbidden(_library()):  # the library's attention raises while the kernel runs
-            launch[0](kernel, *args, **launch[1])
+            launch_attention(kernel, *args, **kwargs)
 
     scores = {True: ", scores near ±1000", "rise": f", scores rising by {RISE:g} per token"}
     return Case(
@@ -91,18 +88,13 @@ def _softmax_case(params, seed, known_max=False):
         got=lambda: out.cpu().double(),
         want=paged_attention_ref(*args).cpu().double(),
         data=data,
-        required=required if known_max else {},
+        required=required,
         views=[
             pool_view("k_cache", args[1]),
             *([("m", "load", 0, len(lens), num_q, num_q, 1)] if known_max else []),
             ("out", "store", 0, len(lens), num_q, out.shape[2] * num_q, out.shape[2]),
         ],
     )
-
-
-def _m_where(m):
-    num_seqs, num_q = m.shape
-    return lambda i: f"m[{i // num_q}, {i % num_q}]" if i < m.numel() else PAST.format(name="m")
 
 
 def _library():
@@ -155,41 +147,32 @@ def _nonfinite(f) -> bool:
 # ---- step 4a · the tile loop, the maximum given --------------------------------------------
 
 
-def _known_case(params, seed):
-    return _softmax_case(params, seed, known_max=True)
-
-
 def _is_known(variant):
     return lambda f: same(f.got, known_max_outputs(*f.args, f.m, f.tile, variant), 1e-4)
 
 
-# (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above, equal to
-# and below the block size, block size 1, lengths on block boundaries; scores in the hundreds,
-# then near ±1000 (extreme True), then climbing by hundreds per tile ("rise": a maximum taken
-# from the first tiles is far too small later). Puzzles 3a and 3b run the same ones.
-SOFTMAX_CASES = (
-    (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
-    (16, (16, 17, 40), 4, 1, 16, 3.0, False),
-    (16, (9, 33), 2, 2, 8, 3.0, False),
-    (1, (3, 9), 2, 2, 4, 3.0, False),
-    (4, (6, 19), 2, 1, 8, 60.0, False),
-    (4, (13, 7), 2, 1, 8, 1.0, True),
-    (4, (21, 6), 2, 1, 8, 1.0, "rise"),
-)
-SOFTMAX_SUMMARY = (
-    "block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds, near ±1000 and "
-    "rising by hundreds per tile"
-)
-
 KNOWN_MAX_SPEC = KernelSpec(
     name="known_max_kernel",
-    # the online softmax's cases: a tile loop with the maximum given must pass them all
-    fixed=SOFTMAX_CASES,
-    build=_known_case,
+    # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above,
+    # equal to and below the block size, block size 1, lengths on block boundaries; scores in the
+    # hundreds, then near ±1000 (extreme True), then climbing by hundreds per tile ("rise": a
+    # maximum taken from the first tiles is far too small later). The online softmax runs the
+    # same ones: a tile loop with the maximum given must pass them all.
+    fixed=(
+        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
+        (16, (16, 17, 40), 4, 1, 16, 3.0, False),
+        (16, (9, 33), 2, 2, 8, 3.0, False),
+        (1, (3, 9), 2, 2, 4, 3.0, False),
+        (4, (6, 19), 2, 1, 8, 60.0, False),
+        (4, (13, 7), 2, 1, 8, 1.0, True),
+        (4, (21, 6), 2, 1, 8, 1.0, "rise"),
+    ),
+    build=functools.partial(_softmax_case, known_max=True),
     draw=_softmax_draw,
     num_random=3,
     tol=1e-4,
-    summary=SOFTMAX_SUMMARY,
+    summary="block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds, "
+    "near ±1000 and rising by hundreds per tile",
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
@@ -213,15 +196,10 @@ check_known_max_kernel = checker(
 
 
 # ---- step 4b · the online softmax: the running maximum -------------------------------------
-ONLINE_SOFTMAX_SPEC = KernelSpec(
+ONLINE_SOFTMAX_SPEC = dataclasses.replace(  # the known-max loop's cases, summary and tolerance
+    KNOWN_MAX_SPEC,
     name="online_softmax_kernel",
-    fixed=SOFTMAX_CASES,
     build=_softmax_case,
-    draw=_softmax_draw,
-    num_random=3,
-    tol=1e-4,
-    summary=SOFTMAX_SUMMARY,
-    store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
         (_only_negative, SOFTMAX["negative"]),

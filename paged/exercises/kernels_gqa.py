@@ -12,11 +12,7 @@ import numpy as np
 import torch
 
 from .core import checker
-from .kernel_cases import (
-    output,
-    paged_watch,
-    pool_view,
-)
+from .kernel_cases import output, paged_watch, pool_view
 from .kernel_runner import Case, KernelSpec
 from .slips.kernels_paged import GQA, HINTS
 from .triton_checks import device, same

@@ -18,8 +18,8 @@ from .kernel_cases import (
     paged_watch,
     pool_view,
     read_by_rule,
+    table_as_read,
 )
-from .kernel_cases import table_as_read as _table_read
 from .kernel_runner import Case, KernelSpec
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
@@ -96,7 +96,7 @@ def _scores_draw(rng):
 def _scores_rule(f):
     """The address mistake whose keys give the stored scores, or None."""
     p, d = torch.arange(f.seq_len)[:, None], torch.arange(f.D)[None, :]
-    tb, k_flat = _table_read(f.table, f.seq_len + 1), whole(f.k_cache)
+    tb, k_flat = table_as_read(f.table, f.seq_len + 1), whole(f.k_cache)
     row, h, D = f.kvh * f.D, f.h, f.D
     rules = {
         **{r: (rule, row, h * D + d) for r, rule in ADDRESS_RULES.items() if r != "right"},

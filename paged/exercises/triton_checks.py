@@ -113,16 +113,10 @@ class Watch:
             return
         from triton.runtime.interpreter import InterpreterBuilder as builder
 
-        saved = {
-            name: getattr(builder, name)
-            for name in [*ACCESSES, "create_dot"]
-            if hasattr(builder, name)
-        }
+        saved = {n: getattr(builder, n) for n in [*ACCESSES, "create_dot"] if hasattr(builder, n)}
         for name, original in saved.items():
             hook = (
-                self._dot(original)
-                if name == "create_dot"
-                else self._hook(original, *ACCESSES[name])
+                self._hook(original, *ACCESSES[name]) if name in ACCESSES else self._dot(original)
             )
             setattr(builder, name, hook)
         try:
@@ -177,8 +171,7 @@ class Watch:
         if mask is not None:
             on = np.broadcast_to(np.asarray(mask.data, dtype=bool), addr.shape).copy()
         pid = tuple(getattr(b, "grid_idx", None) or (0, 0, 0))
-        used = max([1] + [i + 1 for i, n in enumerate(getattr(b, "grid_dim", ())) if n > 1])
-        self.dims = used
+        self.dims = max([1] + [i + 1 for i, n in enumerate(getattr(b, "grid_dim", ())) if n > 1])
         self.grid = tuple(getattr(b, "grid_dim", None) or (1, 1, 1))
         known = np.zeros(addr.shape, dtype=bool)
         for buf in self.buffers:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from ...text import msg
 
-# ---- a token's slot (chapter 3) and its K row's address (chapter 6's kernels) ----
-# A token's K row address (in elements from the cache's start; row=1, c=0: its slot) by the
-# right rule and by the typical mistakes: tb = the table row as the kernel would read it, p = positions (column),
-# bs = block size, row = numbers per slot, c = the column(s) inside a slot.
+# A token's K row address, in elements from the cache's start (row=1, c=0: its slot): tb = the
+# table row as the kernel would read it, p = positions (a column), bs = block size, row = numbers
+# per slot, c = the column(s) inside a slot.
 ADDRESS_RULES = {
     "right": lambda tb, p, bs, row, c: (tb[p // bs] * bs + p % bs) * row + c,
     "table_by_position": lambda tb, p, bs, row, c: (tb[p] * bs + p % bs) * row + c,
@@ -53,10 +52,7 @@ ADDRESS = {
             "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
         ),
     ),
-    "address.no_modulo": (
-        _slot_rule("no_modulo"),
-        PAST_BLOCK_END,
-    ),
+    "address.no_modulo": (_slot_rule("no_modulo"), PAST_BLOCK_END),
     "address.table_by_position": (
         _slot_rule("table_by_position"),
         msg(

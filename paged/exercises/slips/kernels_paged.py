@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ...text import msg
 
-# Shared by the paged-kernel checkers (kernels.py, kernels_attention.py, kernels_merge.py).
 HINTS = {
     "store": msg(
         "the last tile stored past the end of the sequence.",

@@ -1,11 +1,7 @@
 """Slips of the tile loop (chapter 6, steps 4a and 4b): what a kernel with a typical mistake
-stores, so that its checker can name it.
-
-`online_softmax_outputs(*case, tile, variant)` runs the tile loop in float64 on a paged case,
-right or with one mistake ("no_rescale", "tile_max", "l_only", "acc_only", "no_mask",
-"head_mod"), and returns what such a kernel would leave in out. `known_max_outputs(*case, m,
-tile, variant)` does the same for the loop that is given each head's largest score `m`
-("no_divide", "no_mask", "head_mod"); `max_scores(*case)` computes that `m`.
+stores (in float64, on a paged case), so that its checker can name it: `online_softmax_outputs`
+for the online softmax, `known_max_outputs` for the loop given each head's largest score
+(`max_scores`).
 """
 
 from __future__ import annotations
@@ -37,29 +33,6 @@ def _variant(q, k, v, scale, tile, variant):
     return acc / l_sum
 
 
-def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
-    """What an online-softmax kernel with `variant` ("right", "head_mod", ...) stores."""
-    from ...attention import gather_kv
-
-    num_seqs, num_q_heads, head_dim = q.shape
-    kvh = k_cache.shape[2]
-    out = torch.empty(num_seqs, num_q_heads, head_dim, dtype=torch.float64)
-    for i, n in enumerate(seq_lens.tolist()):
-        k = gather_kv(k_cache, block_table[i], n).cpu().double()
-        v = gather_kv(v_cache, block_table[i], n).cpu().double()
-        for h in range(num_q_heads):
-            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
-            out[i, h] = _variant(
-                q[i, h].cpu().double(),
-                k[:, j],
-                v[:, j],
-                head_dim**-0.5,
-                tile,
-                "right" if variant == "head_mod" else variant,
-            )
-    return out
-
-
 def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
     """(sequence, query head, n, q, K, V) in float64, K/V of the head's KV head (or h % KV)."""
     from ...attention import gather_kv
@@ -73,6 +46,16 @@ def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
             yield i, h, n, q[i, h].cpu().double(), k[:, j], v[:, j]
 
 
+def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
+    """What an online-softmax kernel stores, right or with `variant` ("no_rescale", "tile_max",
+    "l_only", "acc_only", "no_mask", "head_mod")."""
+    out = torch.empty(q.shape, dtype=torch.float64)
+    loop = "right" if variant == "head_mod" else variant  # head_mod: the right loop, other heads
+    for i, h, _, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
+        out[i, h] = _variant(qh, k, v, q.shape[-1] ** -0.5, tile, loop)
+    return out
+
+
 def max_scores(q, k_cache, v_cache, block_table, seq_lens):
     """The largest score q . k * scale of each (sequence, query head), float64."""
     m = torch.empty(q.shape[:2], dtype=torch.float64)
@@ -82,7 +65,8 @@ def max_scores(q, k_cache, v_cache, block_table, seq_lens):
 
 
 def known_max_outputs(q, k_cache, v_cache, block_table, seq_lens, m, tile, variant):
-    """What a known-max kernel with `variant` ("right", "no_divide", ...) stores (float64)."""
+    """What a known-max kernel stores, right or with `variant` ("no_divide", "no_mask",
+    "head_mod")."""
     out = torch.empty(q.shape, dtype=torch.float64)
     for i, h, n, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
         p = torch.exp(k @ qh * q.shape[-1] ** -0.5 - m[i, h])
