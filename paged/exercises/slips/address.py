@@ -9,6 +9,7 @@ which `kernels.py` pairs with what a kernel stored).
 from __future__ import annotations
 
 from ...text import msg
+from .base import slip
 
 # A token's K row address, in elements from the cache's start (row=1, c=0: its slot): tb = the
 # table row as the kernel would read it, p = positions (a column), bs = block size, row = numbers
@@ -36,30 +37,24 @@ def _slot_rule(name):
 
 
 ADDRESS = {
-    "address.no_table": (
+    "address.no_table": slip(
         _slot_rule("no_table"),
-        msg(
-            "you returned the token's logical position; the slot lies in the physical block "
-            "that the block table names for it.",
-            "토큰의 논리 위치를 그대로 반환했습니다. 슬롯은 블록 테이블이 가리키는 물리 블록 "
-            "안에 있습니다.",
-        ),
+        "you returned the token's logical position; the slot lies in the physical block "
+        "that the block table names for it.",
+        "토큰의 논리 위치를 그대로 반환했습니다. 슬롯은 블록 테이블이 가리키는 물리 블록 "
+        "안에 있습니다.",
     ),
-    "address.block_plus_offset": (
+    "address.block_plus_offset": slip(
         _slot_rule("block_plus_offset"),
-        msg(
-            "your slots of neighbouring blocks overlap: a block id counts blocks, not slots.",
-            "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
-        ),
+        "your slots of neighbouring blocks overlap: a block id counts blocks, not slots.",
+        "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
     ),
     "address.no_modulo": (_slot_rule("no_modulo"), PAST_BLOCK_END),
-    "address.table_by_position": (
+    "address.table_by_position": slip(
         _slot_rule("table_by_position"),
-        msg(
-            "you looked the block table up by the token's position; it has one entry per logical "
-            "block, not per token.",
-            "블록 테이블을 토큰의 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
-        ),
+        "you looked the block table up by the token's position; it has one entry per logical "
+        "block, not per token.",
+        "블록 테이블을 토큰의 위치로 찾았습니다. 테이블에는 토큰마다가 아니라 논리 블록마다 항목이 하나 있습니다.",
     ),
 }
 
