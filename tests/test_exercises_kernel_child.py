@@ -69,7 +69,9 @@ def test_helpers_constants_and_constexprs_travel_with_the_kernel(capsys, monkeyp
     assert "DTYPE = importlib.import_module('triton.language').float32" in text
     monkeypatch.setattr(kernel_child, "apart", lambda: True)
     assert ex.check_copy_kernel(copy_kernel, seed=1) is True
-    assert capsys.readouterr().out.startswith("copy_kernel: correct (")
+    printed = capsys.readouterr()
+    assert printed.out.startswith("copy_kernel: correct (")
+    assert printed.err == kernel_child.WAIT.format(name="copy_kernel") + "\n"  # while it waits
     assert ex.check_copy_kernel(answers.find("copy_kernel"), seed=1) is True
 
 

@@ -10,6 +10,8 @@ under the interpreter. So where this process compiles kernels for a GPU, `check_
 into a module in a temporary folder, and runs a fresh Python with TRITON_INTERPRET=1 on it
 (`python -m paged.exercises.interpret DIR`), which checks it exactly as a machine without a GPU
 does and prints the same verdict; the parent relays that text and returns the child's result.
+While the child starts (seconds: a fresh Python imports torch and Triton), a line on stderr
+says what the learner is waiting for.
 
 A kernel travels when it is a @triton.jit function itself (not a wrapper such as
 @triton.autotune) whose source can be read, and each global its source names is a module,
@@ -63,6 +65,12 @@ WHY_NO_SOURCE = msg("the source of {fn} cannot be read", "{fn}의 소스를 읽�
 WHY_GLOBAL = msg(
     "{fn} reads the global {glob!r}, a {kind}",
     "{fn} 함수가 읽는 전역 값 {glob!r}의 타입: {kind}",
+)
+WAIT = msg(
+    "({name}: checking your kernel under Triton's CPU interpreter, in a process of its own: a few "
+    "seconds)",
+    "({name}: Triton의 CPU 인터프리터로 별도 프로세스에서 커널을 검사하는 중입니다. 몇 초 "
+    "걸립니다)",
 )
 CHILD_FAILED = msg(
     "{name}: the interpreter's process that checks your kernel stopped without a verdict "
@@ -177,6 +185,7 @@ def judge(op: str, spec, kernel, seed: int | None = None):
         here = str(Path(__file__).resolve().parents[2])  # the folder that holds `paged`
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "paged.exercises.interpret", str(folder)]
+        print(WAIT.format(name=puzzle), file=sys.stderr, flush=True)  # the child's start is slow
         try:
             done = subprocess.run(
                 cmd, env=env, capture_output=True, encoding="utf-8", timeout=TIMEOUT_S
