@@ -83,7 +83,7 @@ def _take(tail=False, report="hash", check="value_error"):
 
     def wrong(free_queue, n, block_hash):
         queue = list(free_queue)
-        if check == "value_error" and n > len(queue):
+        if check == "value_error" and n > len(queue) or check == "all_raises" and n >= len(queue):
             raise ValueError(f"cannot take {n} blocks: {len(queue)} free")
         if check == "slice":
             taken = queue[:n]  # fewer blocks when the queue runs out
@@ -134,6 +134,13 @@ EVICTION = {
         "your evicted list holds block ids; the spec asks for the hashes those blocks had.",
         "축출 목록에 블록 번호가 들어 있습니다. 명세가 요구하는 것은 그 블록들이 갖고 있던 "
         "해시입니다.",
+    ),
+    "eviction.all_raises": slip(
+        _take(check="all_raises"),
+        "you raised ValueError when n equals the number of free blocks: a queue of exactly n "
+        "blocks has enough, and all of them can be taken.",
+        "n이 빈 블록 수와 같을 때 ValueError를 일으켰습니다. 블록이 정확히 n개인 큐도 충분하며, "
+        "그 블록을 모두 가져갈 수 있습니다.",
     ),
     "eviction.fewer": (_take(check="slice"), NO_ERROR),
     "eviction.index_error": (_take(check="pop"), NO_ERROR),

@@ -44,10 +44,11 @@ def _write_with(
     full_count=1,
     old_count=None,
     leave_full=False,
+    slot_in_old=False,
 ):
     """A copy-on-write with one slip, as a learner might write it (`old_count`: what the old
     block's count is set to instead of lowered by one; `leave_full`: a full shared last block
-    is counted as left behind)."""
+    is counted as left behind; `slot_in_old`: the slot is the shared block's, after the copy)."""
 
     def wrong(table, n, bs, free, refs):
         pair = None
@@ -63,6 +64,8 @@ def _write_with(
             if new_count:
                 refs[new] = new_count
             pair = (new, old) if swap_pair else (old, new)
+            if slot_in_old:
+                return old * bs + n % bs, pair
         if n == len(table) * bs:
             table.append(free.pop())
             if full_count:
@@ -73,6 +76,13 @@ def _write_with(
 
 
 COW = {
+    "cow.slot_in_shared": slip(
+        _write_with(slot_in_old=True),
+        "after the copy, your slot still points into the shared block: the token would be "
+        "written where the other sequences read.",
+        "복사한 뒤에도 슬롯이 공유 블록을 가리킵니다. 토큰이 다른 시퀀스들이 읽는 블록에 "
+        "쓰이게 됩니다.",
+    ),
     "cow.copy_full": slip(
         _write_with(copy_full=True),
         "the shared last block is full, so the token starts a new block and nothing is written "
