@@ -87,3 +87,30 @@ def test_a_child_that_fails_while_starting_leaves_one_bar(monkeypatch):
     monkeypatch.setattr(vllm_process, "progress", bars)
     vllm_process.show_progress([("start", 1)], num_tokens=12)
     assert [b["updates"] for b in bars.bars] == [[1]] and bars.bars[0]["closed"]
+
+
+def test_a_recording_standing_in_for_vllm_shows_the_live_runs_bars_full(monkeypatch):
+    """So a chapter's outputs are the same with or without vLLM's environment (nbval compares
+    them); a recording asked for by name (live=False) shows none."""
+    from paged.engines import vllm
+
+    bars = Bars()
+    monkeypatch.setattr(vllm_process, "progress", bars)
+    monkeypatch.setattr(vllm, "vllm_python", lambda: None)  # no vLLM environment here
+    q = vllm.recording("chapter12_tight")["request"]
+    run = lambda live: vllm.generate(  # noqa: E731
+        q["prompt_token_ids"],
+        q["max_new_tokens"],
+        kv_blocks=q["kv_blocks"],
+        block_size=q["block_size"],
+        prefix_caching=True,
+        live=live,
+    )
+    assert run(None).source == "recorded"
+    num_tokens = len(q["prompt_token_ids"]) * q["max_new_tokens"]
+    assert [(b["total"], b["updates"], b["closed"]) for b in bars.bars] == [
+        (2, [2], True),
+        (num_tokens, [num_tokens], True),
+    ]
+    run(False)
+    assert len(bars.bars) == 2

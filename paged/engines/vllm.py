@@ -25,6 +25,7 @@ from .vllm_process import (
     VLLMNotFound,
     live_python,
     run_child,
+    show_progress,
     vllm_python,
 )
 from .vllm_recordings import (
@@ -108,7 +109,12 @@ def generate(
     )
     python = live_python() if live else vllm_python() if live is None else None
     if python is None:
-        return from_record(find_recording(request), "recorded")
+        run = from_record(find_recording(request), "recorded")
+        if live is None:  # standing in for a live run: its two bars, full at once, so a
+            # chapter shows the same outputs with or without vLLM's environment
+            num_tokens = len(request["prompt_token_ids"]) * request["max_new_tokens"]
+            show_progress([("start", 2), ("tokens", num_tokens)], num_tokens)
+        return run
     if threads is None:
         from ..model import num_threads
 
