@@ -351,8 +351,9 @@ def _other_items(seqs) -> str | None:
 
 
 def _numbers(value) -> list | None:
-    """value's real numbers, flat (a number, or a tuple or list of them), else None."""
-    items = list(value) if isinstance(value, list | tuple) else [value]
+    """value's real numbers, flat (a number, or a list, tuple or deque of them), else None."""
+    items = _items(value)
+    items = [value] if items is None else items
     real = all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in items)
     return [float(x) for x in items] if real and items else None
 
