@@ -11,8 +11,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .contiguous import Extent
+from .text import msg
 
 CATEGORIES = ("token_states", "reservation", "internal_fragmentation", "external_fragmentation")
+HEADERS = {  # the categories' short names (a table's column, a checker's hint)
+    "token_states": msg("token states", "토큰 상태"),
+    "reservation": msg("reservation", "예약"),
+    "internal_fragmentation": msg("internal frag", "내부 단편화"),
+    "external_fragmentation": msg("external frag", "외부 단편화"),
+}
 
 
 class Usage(NamedTuple):

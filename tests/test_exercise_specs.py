@@ -185,3 +185,24 @@ def test_the_engine_names_what_wrong_tensors_share(learner, words, capsys):
     assert core.check(spec, learner) is False
     hint = capsys.readouterr().out.split("\n  hint: ")[1]
     assert words in hint, hint
+
+
+@pytest.mark.parametrize(
+    ("learner", "words"),
+    [
+        (lambda xs: (sum(xs), xs[::-1]), "right in every case: the sum; in the items, the right"),
+        (lambda xs: (sum(xs), xs[:1]), "the sum; in the items, each wrong answer is the start"),
+        (
+            lambda xs: (sum(xs) + 1, xs),
+            "the items; in the sum, every wrong answer is the expected one +1",
+        ),
+        (lambda xs: (-sum(xs), xs[1:]), "not quite"),  # no part right: no such hint
+    ],
+)
+def test_the_engine_names_which_parts_of_a_record_are_right(learner, words, capsys):
+    parts = (msg("the sum", "합"), msg("the items", "항목"))
+    cases = [([1, 2, 3],), ([4, 5],), ([7, 8, 9, 6],)]
+    spec = core.Spec("f", cases=cases, answer=lambda xs: (sum(xs), xs), parts=parts)
+    assert core.check(spec, learner) is False
+    out = capsys.readouterr().out
+    assert words in out and ("right in every case" in out) == ("in the" in words), out

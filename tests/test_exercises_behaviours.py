@@ -224,7 +224,7 @@ WRONG = {  # id: (exercise, learner, phrase of its hint or verdict)
     "evictions sorted": (
         "take_blocks",
         take_evictions_sorted,
-        "the evicted hashes are the right ones, in another order",
+        "in the evicted hashes, the right items, in another order",
     ),
     "a 10-bit hash": (
         "block_hashes",

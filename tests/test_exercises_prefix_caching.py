@@ -147,9 +147,13 @@ SYMPTOMS = [
     (
         ex.check_take_blocks,
         take_sorted_evictions,
-        "blocks; the evicted hashes are the right ones, in",
+        "the blocks taken; in the evicted hashes, the right items, in another order",
     ),
-    (ex.check_take_blocks, take_a_set, "right; the blocks taken are the right ones, in another"),
+    (
+        ex.check_take_blocks,
+        take_a_set,
+        "the evicted hashes; in the blocks taken, your answers have another type",
+    ),
     (ex.check_computed_blocks, lookup_truthy, "the start of the expected one, and stops too early"),
 ]
 

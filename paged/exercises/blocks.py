@@ -7,6 +7,7 @@ The ground truth is `PagedAllocator` itself: each case is a pool built with its 
 from __future__ import annotations
 
 from ..paging import PagedAllocator, num_blocks_for
+from ..text import msg
 from .contract import integer
 from .core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
@@ -171,6 +172,11 @@ APPEND_SLOT = Spec(
     slips=of("append"),
     observe=observe_append,
     show=show_append,
+    parts=(
+        msg("the slot", "슬롯"),
+        msg("the table", "테이블"),
+        msg("the free list", "빈 블록 목록"),
+    ),
     mutable=("table", "free"),
     forbid=FORBID,
     contract=lambda got, args: integer(got),

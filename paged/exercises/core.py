@@ -109,7 +109,8 @@ class Spec:
     `none_ok`, None is an answer like any other. `mutable` names the arguments fn may change;
     `forbid` (or a function giving it) lists what raises while fn runs (`guard.forbidden`'s
     targets); `contract(raw, args)` says why a right value breaks the spec's types, or None;
-    `symptoms` are (predicate over the wrong (got, want, args) triples, hint).
+    `symptoms` are (predicate over the wrong (got, want, args) triples, hint); `parts` name
+    the parts of an answer that is a record (a tuple), for the engine's symptom of which are right.
     """
 
     name: str
@@ -128,6 +129,7 @@ class Spec:
     forbid: object = ()
     contract: Callable | None = None
     symptoms: tuple = ()
+    parts: tuple = ()
     doc: str = ""
 
 
@@ -227,7 +229,7 @@ def check(spec, fn, seed: int | None = None) -> bool:
         hint = next((h for test, h in spec.symptoms if _holds(test, triples)), None)
         if hint is None:  # what the wrong answers share, in any exercise
             try:
-                hint = plain_symptom(triples)
+                hint = plain_symptom(triples, spec.parts)
             except Exception:  # answers it cannot read: no symptom
                 hint = None
     if hint is not None:

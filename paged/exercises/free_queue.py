@@ -19,7 +19,6 @@ from ..prefix_cache import block_hashes
 from ..text import msg
 from .core import NUM_RANDOM, Raised, Spec, checker, named, short
 from .slips import of
-from .verdicts import on_every
 
 __all__ = ["check_free_blocks", "check_take_blocks"]
 
@@ -241,53 +240,6 @@ def _show_take(value) -> str:
     return str(value) if isinstance(value, Raised) else short(value)
 
 
-def _pair(test):
-    """A symptom's predicate: test(got, want) holds on every wrong case, got a pair as want."""
-    return on_every(lambda got, want: isinstance(got, tuple) and len(got) == 2 and test(got, want))
-
-
-def _reordered(got, want) -> bool:
-    """The same items, in another order or in a set."""
-    if not isinstance(got, list | tuple | deque | set) or sorted(got) != sorted(want):
-        return False
-    return isinstance(got, set) or list(got) != list(want)
-
-
-TAKE_SYMPTOMS = (
-    (
-        _pair(lambda g, w: g[1] == w[1] and _reordered(g[0], w[0])),
-        msg(
-            "your evicted hashes are right; the blocks taken are the right ones, in another order "
-            "(or in none).",
-            "축출된 해시는 맞고, 가져간 블록도 맞는 블록이지만 순서가 다릅니다(또는 순서가 "
-            "없습니다).",
-        ),
-    ),
-    (
-        _pair(lambda g, w: g[1] == w[1]),
-        msg(
-            "your evicted hashes are right; the blocks taken are not.",
-            "축출된 해시는 맞지만, 가져간 블록이 틀렸습니다.",
-        ),
-    ),
-    (
-        _pair(lambda g, w: g[0] == w[0] and _reordered(g[1], w[1])),
-        msg(
-            "you took the right blocks; the evicted hashes are the right ones, in another order "
-            "(or in none).",
-            "가져간 블록은 맞고, 축출된 해시도 맞는 해시이지만 순서가 다릅니다(또는 순서가 "
-            "없습니다).",
-        ),
-    ),
-    (
-        _pair(lambda g, w: g[0] == w[0]),
-        msg(
-            "you took the right blocks; the evicted hashes are not right.",
-            "가져간 블록은 맞지만, 축출된 해시가 틀렸습니다.",
-        ),
-    ),
-)
-
 TAKE_BLOCKS = Spec(
     "take_blocks",
     params=("free_queue", "n", "block_hash"),
@@ -298,7 +250,7 @@ TAKE_BLOCKS = Spec(
     show=_show_take,
     describe=named("free_queue", "n", "block_hash"),
     forbid=FORBID,
-    symptoms=TAKE_SYMPTOMS,
+    parts=(msg("the blocks taken", "가져간 블록"), msg("the evicted hashes", "축출된 해시")),
     doc="""fn(free_queue, n, block_hash) -> (blocks taken, hashes evicted); ValueError if too few.
 
     Allocation takes `n` new blocks from the front of `free_queue` (front first). A taken block

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..experiments import blocks_held_by_samples
 from ..paging import PagedAllocator
+from ..text import msg
 from ..workloads import Request
 from .blocks import FORBID, block_size_for, free_list, replay
 from .contract import each, integer, optional_integer
@@ -134,6 +135,12 @@ WRITE_SLOT = Spec(
     slips=of("cow"),
     observe=observe_write,
     show=show_write,
+    parts=(
+        msg("what you returned", "반환값"),
+        msg("the table", "테이블"),
+        msg("the free list", "빈 블록 목록"),
+        msg("the ref counts", "참조 카운트"),
+    ),
     mutable=("table", "free", "refs"),
     contract=_write_types,
     forbid=(*FORBID, ("PagedAllocator.fork", PagedAllocator.fork)),

@@ -11,7 +11,7 @@ import math
 from ..contiguous import POLICIES, ContiguousAllocator, next_pow2
 from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import simulate
-from ..trace import CATEGORIES
+from ..trace import CATEGORIES, HEADERS
 from ..workloads import Request, sharegpt_like
 from .contract import each, integer, real
 from .core import Spec, checker, draws
@@ -218,6 +218,7 @@ BREAKDOWN = Spec(
     describe=_describe_run,
     observe=_fractions,
     show=_show_fractions,
+    parts=tuple(HEADERS[c] for c in CATEGORIES),
     forbid=["paged.simulator", "paged.scheduler"],
     contract=_four_numbers,
     doc="""fn(steps, kv_slots) -> 4 fractions; steps = [(usage, num_waiting, num_running)].

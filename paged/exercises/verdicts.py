@@ -288,6 +288,14 @@ PLAIN_SYMPTOMS = {
         "every wrong answer is the expected one {offset:+d}, the same on every case.",
         "틀린 답마다 기대값보다 똑같이 {offset:+d}만큼 다릅니다.",
     ),
+    "parts": msg(
+        "right in every case: {right}; wrong: {wrong}.",
+        "모든 사례에서 맞은 부분: {right}. 틀린 부분: {wrong}.",
+    ),
+    "in_part": msg(
+        "right in every case: {right}; in {part}, {what}",
+        "모든 사례에서 맞은 부분: {right}. {part} 부분: {what}",
+    ),
 }
 
 
@@ -370,9 +378,10 @@ def _factor(pairs) -> float | None:
     return None
 
 
-def plain_symptom(triples) -> str | None:
+def plain_symptom(triples, parts=()) -> str | None:
     """A hint for what every wrong (got, want, args) triple shares, or None. The factor and the
-    offset need two wrong cases with different answers: one alone always fits some factor."""
+    offset need two wrong cases with different answers: one alone always fits some factor.
+    `parts` names the parts of an answer that is a record (`Spec.parts`)."""
     if not triples or any(hasattr(g, "error") for g, _, _ in triples):  # core.Raised
         return None
     kinds = [(_kind(g), _kind(w)) for g, w, _ in triples]
@@ -386,9 +395,48 @@ def plain_symptom(triples) -> str | None:
     pairs = [(_numbers(g), _numbers(w)) for g, w, _ in triples]
     if hint is None and all(g is not None and w is not None for g, w in pairs):
         hint = _number_symptom(triples, pairs)
+    if hint is None and parts:
+        hint = _parts_symptom(triples, parts)
     if hint is None and in_sequences:
         hint = _other_items(seqs)
     return hint
+
+
+def _plain(value):
+    """value with its lists, tuples and deques as lists, for comparing one part of a record."""
+    if isinstance(value, list | tuple | deque):
+        return [_plain(x) for x in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _same_part(got, want) -> bool:
+    if isinstance(got, numbers.Real) and isinstance(want, numbers.Real):
+        both_nan = math.isnan(got) and math.isnan(want)
+        return both_nan or math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+    return _plain(got) == _plain(want)
+
+
+def _parts_symptom(triples, parts) -> str | None:
+    """Which parts of a record are right on every wrong case and which are not; when one alone
+    is wrong, what its wrong values share."""
+    n = len(parts)
+    if not all(isinstance(g, list | tuple) and len(g) == len(w) == n for g, w, _ in triples):
+        return None
+    right = [all(_same_part(g[k], w[k]) for g, w, _ in triples) for k in range(n)]
+    if all(right) or not any(right):
+        return None
+    wrong = [k for k in range(n) if not right[k]]
+    named = ", ".join(str(parts[k]) for k in range(n) if right[k])
+    if len(wrong) == 1:
+        k = wrong[0]
+        what = plain_symptom([(g[k], w[k], a) for g, w, a in triples if not _same_part(g[k], w[k])])
+        if what is not None:
+            return PLAIN_SYMPTOMS["in_part"].format(right=named, part=parts[k], what=what)
+    return PLAIN_SYMPTOMS["parts"].format(
+        right=named, wrong=", ".join(str(parts[k]) for k in wrong)
+    )
 
 
 def _is_tensor(value) -> bool:

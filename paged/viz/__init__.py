@@ -6,6 +6,7 @@ colours every drawing shares; `widgets` (ipywidgets, imported on its own) replay
 step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
 """
 
+from ..trace import HEADERS
 from .charts import (
     draw_block_size_tradeoff,
     draw_breakdown,
@@ -16,7 +17,7 @@ from .charts import (
 from .fonts import use_cjk_font
 from .kernel_reads import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
-from .style import COLORS, HEADERS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
+from .style import COLORS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
 from .tables import (
     TableGeometry,
     arrow_routes,

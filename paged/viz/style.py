@@ -29,12 +29,6 @@ LABELS = {  # Messages: each prints in the edition's language (paged.text)
     "internal_fragmentation": msg("internal fragmentation", "내부 단편화"),
     "external_fragmentation": msg("external frag. & others", "외부 단편화 및 기타"),
 }
-HEADERS = {  # the same categories, short enough for a table's column
-    "token_states": msg("token states", "토큰 상태"),
-    "reservation": msg("reservation", "예약"),
-    "internal_fragmentation": msg("internal frag", "내부 단편화"),
-    "external_fragmentation": msg("external frag", "외부 단편화"),
-}
 # vLLM's null block (block 0): held by no sequence and never free, so neither grey nor an owner.
 NULL_BLOCK_COLOR = "#4D4D4D"  # dark grey
 POLICY_NAMES = {"max": "Max", "pow2": "Pow2", "oracle": "Oracle", "paged": "Paged"}
