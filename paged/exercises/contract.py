@@ -96,14 +96,14 @@ def integer(value) -> str | None:
     """None for an int (or a NumPy integer); else why not."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return None
-    return NOT_INT.format(got=_short(value), kind=type(value).__name__)
+    return NOT_INT.format(got=short(value, 60), kind=type(value).__name__)
 
 
 def real(value) -> str | None:
     """None for a real number (int, float, NumPy float32 ...), bools aside; else why not."""
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return None
-    return NOT_REAL.format(got=_short(value), kind=type(value).__name__)
+    return NOT_REAL.format(got=short(value, 60), kind=type(value).__name__)
 
 
 def optional_integer(value) -> str | None:
@@ -133,6 +133,7 @@ def each(check):
     return all_items
 
 
-def _short(value) -> str:
+def short(value, limit: int = 120) -> str:
+    """repr, cut to `limit` characters (tensors can be long)."""
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

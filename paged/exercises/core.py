@@ -41,7 +41,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .contract import BREAKS, CHANGED, changed, snapshot
+from .contract import BREAKS, CHANGED, changed, short, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
 from .slips import SLIPS
 from .verdicts import CORRECT, HINT, NOT_QUITE, NOT_YET, NOTHING, RAISED, RANDOM, plain_symptom
@@ -293,9 +293,3 @@ def _hint(got, wants, wrong, cases, mistakes, sames, observe):
         if len(wrong) > 1 and all(agree[i] for i in wrong):  # one wrong case: a coincidence
             explains.append(hint)
     return explains[0] if explains else None
-
-
-def short(value, limit: int = 120) -> str:
-    """repr, cut to `limit` characters (tensors can be long)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
