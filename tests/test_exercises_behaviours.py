@@ -47,6 +47,8 @@ def chain(combine):
 
 adding_chain = chain(lambda h, block: (h or 0) + hash(block))
 xor_chain = chain(lambda h, block: (h or 0) ^ hash(block))
+# the block's tokens as text with no separator: [1, 23] and [12, 3] both read "123"
+digits_chain = chain(lambda h, block: hash((h, "".join(map(str, block)))))
 
 
 def breakdown(steps, kv_slots, waited=lambda waiting, running: waiting):
@@ -196,6 +198,7 @@ def test_right_answers_pass_on_every_seed(capsys, name):
 WRONG = {  # id: (exercise, learner, phrase of its hint or verdict)
     "adds": ("block_hashes", adding_chain, "the same blocks in another order got equal hashes"),
     "xors": ("block_hashes", xor_chain, "a block seen twice cancels out"),
+    "digits joined": ("block_hashes", digits_chain, "blocks that differ, in their own tokens"),
     "last step dropped": (
         "breakdown",
         lambda steps, kv_slots: breakdown(steps[: len(steps) - 1], kv_slots),
@@ -294,10 +297,12 @@ def test_each_wrong_answer_is_rejected_with_its_hint_on_every_seed(capsys, kind)
 
 
 def test_the_fixed_cases_hold_the_edges_these_answers_missed():
-    for wrong in (adding_chain, xor_chain):  # reordered and repeated blocks
+    for wrong in (adding_chain, xor_chain, digits_chain):  # reordered, repeated, re-split blocks
         assert any(prefix.observe(wrong, c)[1] != prefix.truth(*c) for c in prefix.CASES)
-    # without the two cases before the last, the adding chain passed every fixed case
-    assert all(prefix.observe(adding_chain, c)[1] == prefix.truth(*c) for c in prefix.CASES[:-3])
+    # without the two cases before the last two, the adding chain passed every fixed case
+    assert all(prefix.observe(adding_chain, c)[1] == prefix.truth(*c) for c in prefix.CASES[:-4])
+    # and without the last one, the digits joined as text did
+    assert all(prefix.observe(digits_chain, c)[1] == prefix.truth(*c) for c in prefix.CASES[:-1])
     pairs = sizes.BREAKDOWN.cases()  # traces that end with a waiting or preempted request
     assert all(steps[-1][1] == 0 and steps[-1][2] == 0 for (steps, _), _ in pairs[:4])  # idle
     assert sum(steps[-1][1] > 0 for (steps, _), _ in pairs) >= 2

@@ -146,6 +146,7 @@ CASES = [
     (([1, 2, 3, 4, 5, 6], [3, 4, 1, 2, 5, 6], [5, 6, 3, 4, 1, 2]), 2),  # the same blocks reordered
     (([5, 6, 5, 6], [7, 8, 7, 8]), 2),  # a block repeated: each prompt's own, twice over
     ((list(range(200)),), 1),  # 200 prefixes, 200 hashes: a hash of a few bits collides here
+    (([1, 23, 4, 5], [12, 3, 4, 5]), 2),  # the same digits, split into other tokens
 ]
 
 
@@ -157,11 +158,19 @@ def _prompt(rng):
 
 
 def _relative(rng, ids, bs):
-    """A prompt related to ids: one token changed, shifted by a block, cut, blocks repeated or
-    two blocks swapped."""
-    kind = rng.choice(("change", "change", "shift", "cut", "repeat", "swap", "extend"))
-    out = list(ids)
-    if kind == "change" and out:
+    """A prompt related to ids: one token changed, shifted by a block, cut, blocks repeated, two
+    blocks swapped, or two neighbours in a block split at another digit (12, 3 for 1, 23)."""
+    kinds = ("change", "change", "shift", "cut", "repeat", "swap", "extend", "split", "split")
+    kind, out = rng.choice(kinds), list(ids)
+    pairs = [i for i in range(len(out) - 1) if bs > 1 and i % bs < bs - 1]
+    if kind == "split" and pairs:
+        i = rng.choice(pairs)
+        digits = str(out[i]) + str(out[i + 1])
+        cuts = [c for c in range(1, len(digits)) if digits[c] != "0" and c != len(str(out[i]))]
+        if cuts:
+            c = rng.choice(cuts)
+            out[i : i + 2] = int(digits[:c]), int(digits[c:])
+    elif kind == "change" and out:
         i = rng.randrange(len(out))
         out[i] += rng.randint(1, 3)
     elif kind == "shift":
