@@ -182,7 +182,7 @@ if backend() != "unavailable":
                 a, b = a.to(tl.float32), b.to(tl.float32)
                 total += tl.sum(a[:, :, None] * b[None, :, :], 1)
                 if V == "thrown":  # a tl.dot runs too, its result never stored
-                    unused = tl.dot(a, b)  # noqa: F841
+                    unused = tl.dot(a, b, input_precision="ieee")  # noqa: F841
             else:
                 total = tl.dot(a, b, total)
         ok = (m[:, None] < M) & (n[None, :] < N)
@@ -453,6 +453,8 @@ if backend() != "unavailable":
                 unused = tl.dot(q, tl.trans(k), input_precision="ieee")  # noqa: F841
         elif V == "fp16":
             s = tl.dot(q.to(tl.float16), tl.trans(k.to(tl.float16))).to(tl.float32)
+        elif V == "tf32":  # Triton's default precision for float32 operands
+            s = tl.dot(q, tl.trans(k))
         else:
             s = tl.dot(q, tl.trans(k), input_precision="ieee")
         if V != "no_scale":
@@ -666,6 +668,7 @@ PUZZLES = {
             "unmasked_q": "unmasked load",
             "sum_loop": "no tl.dot call",
             "fp16": "not to float32 precision",
+            "tf32": "float32 operands in TF32",
         },
     ),
     "merge_kernel": (

@@ -56,6 +56,7 @@ from .verdicts import (
     RIGHT,
     SHARE,
     STORE_PAST,
+    TF32_DOT,
     UNMASKED_LOAD,
     UNREAD,
     UNREAD_HINT,
@@ -206,6 +207,8 @@ def _one_case(spec, kernel, case):
         return _wrong(name, case, watch.describe("load"), hint)
     if spec.needs_dot and interpreted() and watch.count["dot"] == 0:  # counted by the watch
         return _wrong(name, case, RIGHT, NO_DOT)
+    if watch.count["tf32"]:  # every puzzle's tolerance is finer than TF32's 10 bits
+        return _wrong(name, case, RIGHT, TF32_DOT)
     if (unread := _unread(case, watch)) is not None:
         return _wrong(name, case, unread, UNREAD_HINT)
     return None

@@ -84,13 +84,15 @@ class Watch:
     outside `Buffer.load`, a store outside `Buffer.store`, an atomic outside both); with
     `record=True`, `accesses` lists every (kind, buffer name, elements, pid) that reached a
     buffer; with `perturb` set (a numpy Generator), every tl.dot result gets a large random
-    offset, so that a launch shows whether its dots reach the output.
+    offset, so that a launch shows whether its dots reach the output. `count["tf32"]` counts the
+    dots on float32 operands at TF32 precision (Triton's default on NVIDIA GPUs; the interpreter
+    multiplies them in full float32 all the same).
     """
 
     def __init__(self, record: bool = False):
         self.buffers: list[Buffer] = []
         self.stray = {"load": [], "store": [], "atomic": []}  # (buffer or None, element, pid)
-        self.count = {"load": 0, "store": 0, "atomic": 0, "dot": 0}
+        self.count = {"load": 0, "store": 0, "atomic": 0, "dot": 0, "tf32": 0}
         self.dims = 1  # grid dimensions in use, to name a program as the learner launched it
         self.accesses = [] if record else None
         self.grid = None  # the launch's grid (x, y, z), under the interpreter
@@ -150,6 +152,9 @@ class Watch:
     def _dot(self, original):
         def counted(b, *args, **kw):
             self.count["dot"] += 1
+            a, b_, precision = args[0], args[1], args[3] if len(args) > 3 else None
+            if str(precision).endswith(".TF32") and "fp32" in (str(a.dtype), str(b_.dtype)):
+                self.count["tf32"] += 1
             out = original(b, *args, **kw)
             if self.perturb is None or not out.data.size:
                 return out

@@ -94,6 +94,16 @@ DOT_UNUSED = msg(
     "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 커널의 tl.dot은 실행되지만, 그 결과가 "
     "출력까지 가지 않습니다.",
 )
+TF32_DOT = msg(
+    "a tl.dot multiplies float32 operands in TF32 here, Triton's default on NVIDIA GPUs: about "
+    "three significant digits per product, where the puzzle asks for float32 products. The "
+    "interpreter multiplies in full float32 whatever the precision, so the values look right "
+    "here; compiled for a GPU, they would be off in the fourth digit.",
+    "tl.dot이 float32 피연산자를 TF32로 곱합니다. TF32는 NVIDIA GPU에서 Triton의 기본값이며, 곱마다 "
+    "유효숫자가 세 자리 정도뿐입니다. 이 퍼즐은 float32 곱을 요구합니다. 인터프리터는 정밀도 "
+    "설정과 상관없이 완전한 float32로 곱하므로 여기서는 값이 맞아 보이지만, GPU용으로 컴파일하면 "
+    "네 번째 자리에서 어긋납니다.",
+)
 UNREAD = msg(
     "the values are right, but program {pid} never read {what}",
     "값은 맞지만 프로그램 {pid}의 load 중 {what} 위치를 읽은 것이 하나도 없습니다",
