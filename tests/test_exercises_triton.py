@@ -54,10 +54,16 @@ if backend() != "unavailable":
             where = lanes
         elif V == "pid_plus":
             where = i + lanes
+        elif V == "grid_stride":  # blocks num_programs apart, cut at the end of out
+            where = i * tl.num_programs(0) + lanes
         else:
             where = lanes + BLOCK * i
         value = where if V == "offsets" else lanes * 0 + i
-        tl.store(out_ptr + where, value)
+        if V == "first_only":
+            tl.store(out_ptr + BLOCK * i, i)
+        else:
+            end = tl.num_programs(0) * BLOCK
+            tl.store(out_ptr + where, value, mask=where < end if V == "grid_stride" else None)
 
     @triton.jit
     def copy_v(x_ptr, out_ptr, n, BLOCK: tl.constexpr, V: tl.constexpr):
@@ -137,7 +143,11 @@ if backend() != "unavailable":
             e = tl.exp(x.to(tl.float64))
             y = (e / tl.sum(e, axis=0)).to(tl.float32)
         else:
-            e = tl.exp(x) if V == "no_max" else tl.exp(x - tl.max(x, axis=0))
+            if V == "abs_max":  # shifted by the largest |x|: all-negative rows underflow
+                big = tl.max(tl.where(j < N, tl.abs(x), 0.0), axis=0)
+                e = tl.exp(x - big)
+            else:
+                e = tl.exp(x) if V == "no_max" else tl.exp(x - tl.max(x, axis=0))
             y = e if V == "no_sum" else e / tl.sum(e, axis=0)
         if V == "unmasked_store":
             tl.store(out_ptr + i * N + j, y)
@@ -554,6 +564,8 @@ PUZZLES = {
             "same_block": "every program wrote the same first BLOCK elements",
             "offsets": "each element holds its own index",
             "pid_plus": "neighbouring programs start one element apart",
+            "first_only": "stores together do not cover every program's BLOCK",
+            "grid_stride": "wrote elements of another program's share",
         },
     ),
     "copy_kernel": (
@@ -585,6 +597,7 @@ PUZZLES = {
             "no_max": "exp(x) overflows float32",
             "no_sum": "each row's outputs do not add up to 1",
             "f64_no_max": "exp(x) overflows float32",
+            "abs_max": "every exponential of the row came out as 0",
             "unmasked_load": "unmasked load",
             "unmasked_store": "lanes past N stored too",
         },

@@ -59,6 +59,18 @@ def _same_block(f) -> bool:
     return f.programs > 1 and bool((f.got[f.block :] == SENTINEL).all())
 
 
+def _one_apart(f) -> bool:
+    """Program pid wrote elements pid .. pid + BLOCK - 1: each written element holds one of the
+    programs that reach it, and the elements past the last program's block stay unwritten."""
+    i = torch.arange(f.n)
+    reach = i < f.programs - 1 + f.block
+    low, high = (i - f.block + 1).clamp(min=0), i.clamp(max=f.programs - 1)
+    got = f.got[reach]
+    return bool(
+        ((got >= low[reach]) & (got <= high[reach])).all() and (f.got[~reach] == SENTINEL).all()
+    )
+
+
 STAMP_SPEC = KernelSpec(
     name="stamp_kernel",
     fixed=((3, 4), (2, 16), (5, 1), (1, 8)),  # (programs, BLOCK)
@@ -66,17 +78,15 @@ STAMP_SPEC = KernelSpec(
     draw=lambda rng: (rng.choice((1, 2, 3, 7)), rng.choice(BLOCKS)),
     summary="grids of 1-7 programs, BLOCK 1-16",
     store_hints=((lambda f: True, STAMP["past"]),),
-    share_hints=(
-        (_same_block, STAMP["same_block"]),
-        (lambda f: bool((f.got == SENTINEL).any()), STAMP["cover"]),
-    ),
+    share_hints=((_same_block, STAMP["same_block"]), (_one_apart, STAMP["cover"])),
     value_hints=(
         (_same_block, STAMP["same_block"]),
         (
             lambda f: same(f.got, torch.arange(f.n)) or same(f.got, torch.arange(f.n) % f.block),
             STAMP["offsets"],
         ),
-        (lambda f: bool((f.got == SENTINEL).any()), STAMP["cover"]),
+        (_one_apart, STAMP["cover"]),
+        (lambda f: bool((f.got == SENTINEL).any()), STAMP["gaps"]),
     ),
 )
 

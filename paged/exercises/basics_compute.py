@@ -8,6 +8,8 @@ hold integer (and quarter) data a float32 sum gets exactly, with sums past float
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -84,6 +86,12 @@ def _past_n(f) -> bool:
     return N <= elem - pid[0] * N < f.block
 
 
+def _nonfinite_max(f) -> float:
+    """The largest value of the rows whose output holds NaN or inf (NaN when there are none)."""
+    rows = ~torch.isfinite(f.got).all(1)
+    return float(f.x.cpu()[rows].max()) if bool(rows.any()) else math.nan
+
+
 def _no_sum(f):
     xd = f.x.double()
     return torch.exp(xd - xd.max(1, keepdim=True).values)
@@ -108,7 +116,8 @@ ROW_SOFTMAX_SPEC = KernelSpec(
     store_hints=((lambda f: True, ROW_SOFTMAX["store"]),),
     share_hints=((_past_n, ROW_SOFTMAX["store"]),),
     value_hints=(
-        (lambda f: not torch.isfinite(f.got).all() and f.scale > 10, ROW_SOFTMAX["overflow"]),
+        (lambda f: _nonfinite_max(f) > 88, ROW_SOFTMAX["overflow"]),
+        (lambda f: _nonfinite_max(f) <= 88, ROW_SOFTMAX["underflow"]),
         (lambda f: same(f.got, _padded(f), 1e-5), ROW_SOFTMAX["pad_zero"]),
         (lambda f: same(f.got, _unmasked(f), 1e-5), UNMASKED_LOAD),
         (lambda f: same(f.got, _no_sum(f), 1e-5), ROW_SOFTMAX["no_sum"]),

@@ -21,6 +21,12 @@ STAMP = {
         "programs start one element apart, not one block apart.",
         "프로그램들의 블록이 겹치고 마지막 원소들은 비어 있습니다. 이웃한 프로그램의 시작이 블록 하나가 아니라 원소 하나만큼 떨어져 있습니다.",
     ),
+    "gaps": msg(
+        "some elements of out were never written: the programs' stores together do not cover "
+        "every program's BLOCK elements.",
+        "out의 일부 원소에는 아무것도 쓰이지 않았습니다. 프로그램들의 store를 모두 합쳐도 각 "
+        "프로그램의 BLOCK개 원소를 다 덮지 못합니다.",
+    ),
     "past": msg(
         "your store reached past the programs * BLOCK elements of out.",
         "store가 out의 (프로그램 수 × BLOCK)개 원소 너머까지 닿았습니다.",
@@ -87,6 +93,12 @@ ROW_SOFTMAX = {
         "inf or NaN on rows with values in the hundreds: exp(x) overflows float32 above about 88.",
         "값이 수백인 행에서 inf나 NaN이 나왔습니다. float32의 exp(x)는 약 88을 넘으면 넘칩니다.",
     ),
+    "underflow": msg(
+        "NaN on rows where no exp(x) can overflow: every exponential of the row came out as 0 "
+        "(the values it was given lay far below 0), and 0 / 0 is NaN.",
+        "exp(x)가 넘칠 수 없는 행에서 NaN이 나왔습니다. 그 행의 지수가 모두 0이 되었고(지수에 들어간 "
+        "값이 0보다 훨씬 작았습니다), 0 / 0은 NaN입니다.",
+    ),
     "pad_zero": msg(
         "wrong on short rows whose values are all negative: the masked lanes came back as 0.0 "
         "(tl.load's default) and took part in the max and the sum.",
@@ -102,9 +114,11 @@ ROW_SOFTMAX = {
 DOT = {
     "nan": msg(
         "NaN in out: a tile read past the edge of a or b, where the checker keeps NaN (and 0 "
-        "× NaN is NaN, so zeros on the other side do not help): an unmasked load.",
+        "× NaN is NaN, so zeros on the other side do not help): an unmasked load, whose mask "
+        "admits lanes past the data, or addresses (a row stride) that run past a row's end.",
         "out에 NaN이 있습니다. 타일이 a나 b의 가장자리 너머를 읽었고 채점기는 그곳에 NaN을 둡니다(0 × NaN도 NaN이라 반대쪽의 0은 "
-        "소용없습니다). 마스크 없는 load(unmasked load)입니다.",
+        "소용없습니다). 마스크가 데이터 너머의 레인을 허용한 마스크 없는 load(unmasked load)이거나, "
+        "주소(행 스트라이드)가 행의 끝을 넘어갔습니다.",
     ),
     "loop": msg(
         "only the first BK columns of a (rows of b) were used: right when K ≤ BK, wrong when "
