@@ -161,6 +161,8 @@ def test_a_tolerance_can_depend_on_the_case(capsys):
         (lambda ids: (*ids, 9), "begins with the expected one, and goes on past its end"),
         (lambda ids: [ids[0], 9, *ids[1:-1]], "missing: [3]; not expected: [9]."),
         (lambda ids: [7 * i for i in ids], "times 7, the same factor"),
+        # what the answers that returned share, when another case raised
+        (lambda ids: ids[::-1] if len(ids) > 2 else 1 / 0, "the right items, in another order"),
     ],
 )
 def test_the_engine_names_what_wrong_lists_of_ids_share(learner, words, capsys):

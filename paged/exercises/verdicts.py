@@ -389,10 +389,12 @@ def _factor(pairs) -> float | None:
 
 
 def plain_symptom(triples, parts=()) -> str | None:
-    """A hint for what every wrong (got, want, args) triple shares, or None. The factor and the
-    offset need two wrong cases with different answers: one alone always fits some factor.
+    """A hint for what every wrong (got, want, args) triple that returned shares, or None. The
+    factor and the offset need two wrong cases with different answers: one alone always fits
+    some factor.
     `parts` names the parts of an answer that is a record (`Spec.parts`)."""
-    if not triples or any(hasattr(g, "error") for g, _, _ in triples):  # core.Raised
+    triples = [t for t in triples if not hasattr(t[0], "error")]  # core.Raised: no answer
+    if not triples:
         return None
     kinds = [(_kind(g), _kind(w)) for g, w, _ in triples]
     if all(g and w and not _same_kind(g, w) for g, w in kinds):
