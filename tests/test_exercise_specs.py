@@ -208,3 +208,23 @@ def test_the_engine_names_which_parts_of_a_record_are_right(learner, words, caps
     assert core.check(spec, learner) is False
     out = capsys.readouterr().out
     assert words in out and ("right in every case" in out) == ("in the" in words), out
+
+
+def test_another_exception_than_the_expected_one_is_named_beside_it(capsys):
+    def answer(n):
+        if n < 0:
+            raise ValueError(f"n={n} < 0")
+        return n
+
+    def learner(n):
+        if n < 0:
+            raise AssertionError("negative")
+        return n
+
+    spec = core.Spec(
+        "f", cases=[(1,), (-1,)], answer=lambda n: core.Raised(ValueError()) if n < 0 else n
+    )
+    assert core.check(spec, learner) is False
+    out = capsys.readouterr().out
+    assert "raised AssertionError: negative, where ValueError is expected" in out, out
+    assert core.check(spec, answer) is True

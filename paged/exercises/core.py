@@ -44,7 +44,17 @@ from dataclasses import dataclass
 from .contract import BREAKS, CHANGED, changed, short, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
 from .slips import SLIPS
-from .verdicts import CORRECT, HINT, NOT_QUITE, NOT_YET, NOTHING, RAISED, RANDOM, plain_symptom
+from .verdicts import (
+    CORRECT,
+    HINT,
+    NOT_QUITE,
+    NOT_YET,
+    NOTHING,
+    RAISED,
+    RAISED_OTHER,
+    RANDOM,
+    plain_symptom,
+)
 
 NUM_RANDOM = 40  # random cases per call, besides the fixed ones
 
@@ -214,7 +224,10 @@ def check(spec, fn, seed: int | None = None) -> bool:
         return False
     i = wrong[0]
     case = describe(cases[i])
-    if isinstance(outcomes[i], Raised):
+    if isinstance(outcomes[i], Raised) and isinstance(wants[i], Raised):  # another exception
+        want = type(wants[i].error).__name__
+        print(RAISED_OTHER.format(name=name, case=case, error=outcomes[i], want=want))
+    elif isinstance(outcomes[i], Raised):
         print(RAISED.format(name=name, case=case, error=outcomes[i]))
     elif outcomes[i][0] is None and not spec.none_ok:
         print(NOTHING.format(name=name, case=case))

@@ -38,6 +38,10 @@ RAISED = msg(
     "{name}: not quite: for {case} your function raised {error}.",
     "{name}: 아직 아닙니다. {case}일 때 함수에서 예외가 발생했습니다: {error}",
 )
+RAISED_OTHER = msg(
+    "{name}: not quite: for {case} your function raised {error}, where {want} is expected.",
+    "{name}: 아직 아닙니다. {case}일 때 함수에서 예외가 발생했습니다: {error}. 기대한 예외: {want}",
+)
 HINT = msg("  hint: {hint}", "  힌트: {hint}")
 RANDOM = msg(
     "  (a random case: `check_{name}(your_function, seed={seed})` draws the same cases again)",
