@@ -133,6 +133,31 @@ DECODE = {
         "right only on the cases whose kv_head is 0: KV head 0 is read whatever kv_head says.",
         "kv_head가 0인 사례에서만 맞습니다. kv_head 값과 상관없이 KV 헤드 0을 읽습니다.",
     ),
+    "decode.scale_divided": slip(
+        _mistake(scale=lambda s, q: 1 / s),
+        "your scores are divided by `scale` where they are multiplied by it: right only on the "
+        "cases whose scale is 1.",
+        "점수에 `scale`을 곱해야 할 자리에서 나눴습니다. scale이 1인 사례에서만 맞습니다.",
+    ),
+    "decode.k_v_swapped": slip(
+        lambda q, kc, vc, *rest: _mistake()(q, vc, kc, *rest),
+        "k_cache and v_cache swapped roles: the scores came from the values and the weighted "
+        "sum from the keys.",
+        "k_cache와 v_cache의 역할이 바뀌었습니다. 점수는 값(V)에서, 가중합은 키(K)에서 나왔습니다.",
+    ),
+    "decode.one_short": slip(
+        _mistake(read=lambda c, row, n, h: _keys(c, row, n, h)[: n - 1]),
+        "the sequence's last token is left out: your output is attention over its first "
+        "seq_len - 1 tokens.",
+        "시퀀스의 마지막 토큰이 빠졌습니다. 출력이 처음 seq_len - 1개 토큰에 대한 어텐션입니다.",
+    ),
+    "decode.weight_one": slip(
+        _mistake(weights=lambda scores: scores * 0 + 1),
+        "your output is the plain sum of the values: every token got weight 1, which is what a "
+        "softmax over an axis of length one gives.",
+        "출력이 값(V)을 그냥 더한 것입니다. 모든 토큰의 가중치가 1인데, 길이가 1인 축에 대한 "
+        "softmax가 바로 그 값을 줍니다.",
+    ),
     "decode.head_as_token": slip(
         _mistake(read=lambda c, row, n, h: _keys(c, row, n, slice(None))[h]),
         "the softmax runs over the num_kv_heads heads of one token instead of over seq_len "
