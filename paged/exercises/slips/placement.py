@@ -15,6 +15,19 @@ def _last_fit(holes, size):
     return fits[-1] if fits else None
 
 
+def _worst_fit(holes, size):
+    fits = [(-length, start) for start, length in holes if length >= size]
+    return min(fits)[1] if fits else None
+
+
+def _zero_skipped(holes, size):
+    found = None
+    for start, length in holes:
+        if length >= size and not found:
+            found = start
+    return found
+
+
 def _stops_early(holes, size):
     for start, length in holes:
         return start if length >= size else None
@@ -28,6 +41,25 @@ FIRST_FIT = {
         "first one in address order.",
         "충분히 큰 구멍 중 가장 작은 것을 골랐습니다(best fit). 최초 적합(first fit)은 주소 순서로 처음 "
         "나오는 구멍을 씁니다.",
+    ),
+    "first_fit.worst_fit": slip(
+        _worst_fit,
+        "you picked the largest hole (worst fit); first fit takes the first one large enough, "
+        "in address order.",
+        "가장 큰 구멍을 골랐습니다(worst fit). 최초 적합은 주소 순서로 처음 나오는, 충분히 큰 "
+        "구멍을 씁니다.",
+    ),
+    "first_fit.hole_end": slip(
+        lambda holes, size: next((s + n - size for s, n in holes if n >= size), None),
+        "you placed the request at the end of its hole; first fit places it where the hole starts.",
+        "요청을 구멍의 끝에 붙여 놓았습니다. 최초 적합은 구멍이 시작하는 곳에 놓습니다.",
+    ),
+    "first_fit.zero_skipped": slip(
+        _zero_skipped,
+        "when the first hole that fits starts at address 0 you returned a later one: a start of "
+        "0 is a hole found, not none found.",
+        "처음 맞는 구멍이 주소 0에서 시작하면 그 뒤의 구멍을 반환했습니다. 시작 주소 0도 찾은 "
+        "구멍이지, 못 찾은 것이 아닙니다.",
     ),
     "first_fit.last_fit": slip(
         _last_fit,
