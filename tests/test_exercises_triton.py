@@ -216,11 +216,13 @@ if backend() != "unavailable":
         mask = pos < seq_len
         cols = tl.arange(0, ROW)
         index = pos if V == "table_by_position" else pos // BLOCK_SIZE
+        index = pos % BLOCK_SIZE if V == "div_mod_swapped" else index
         if V == "unmasked_load":
             block = tl.load(block_table_ptr + index)
         else:
             block = tl.load(block_table_ptr + index, mask=mask, other=0)
         offset = pos if V == "no_modulo" else pos % BLOCK_SIZE
+        offset = pos // BLOCK_SIZE if V == "div_mod_swapped" else offset
         slot = pos if V == "no_table" else block * BLOCK_SIZE + offset
         if V == "slot_not_times_row":
             addr = slot[:, None] + cols[None, :]
@@ -621,6 +623,7 @@ PUZZLES = {
             "no_table": "as if the cache were contiguous",
             "slot_not_times_row": "rows of different tokens overlap",
             "block_plus_offset": "slots of neighbouring blocks overlap",
+            "div_mod_swapped": "the logical block and the offset inside it swapped places",
             "unmasked_store": "the last tile stored past the end",
             "one_d": "a 1-D mask on a 2-D tile",
             "unmasked_load": "unmasked load",

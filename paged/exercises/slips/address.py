@@ -21,12 +21,21 @@ ADDRESS_RULES = {
     "no_table": lambda tb, p, bs, row, c: p * row + c,
     "slot_not_times_row": lambda tb, p, bs, row, c: tb[p // bs] * bs + p % bs + c,
     "block_plus_offset": lambda tb, p, bs, row, c: (tb[p // bs] + p % bs) * row + c,
+    "div_mod_swapped": lambda tb, p, bs, row, c: (tb[p % bs] * bs + p // bs) * row + c,
 }
 
 
 PAST_BLOCK_END = msg(
     "your slot lies past the end of its block: the offset is larger than a block holds.",
     "슬롯이 블록 끝을 넘어갔습니다. 오프셋이 블록 하나에 들어가는 크기보다 큽니다.",
+)
+
+
+SWAPPED = msg(
+    "the logical block and the offset inside it swapped places: the table was looked up by the "
+    "offset, and the block number went where the offset belongs.",
+    "논리 블록과 블록 안의 오프셋이 자리를 바꿨습니다. 테이블을 오프셋으로 찾았고, 오프셋 자리에는 "
+    "블록 번호가 들어갔습니다.",
 )
 
 
@@ -50,6 +59,7 @@ ADDRESS = {
         "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 슬롯이 아니라 블록을 셉니다.",
     ),
     "address.no_modulo": (_slot_rule("no_modulo"), PAST_BLOCK_END),
+    "address.div_mod_swapped": (_slot_rule("div_mod_swapped"), SWAPPED),
     "address.table_by_position": slip(
         _slot_rule("table_by_position"),
         "you looked the block table up by the token's position; it has one entry per logical "
@@ -86,4 +96,5 @@ KERNEL_HINTS = {
         "BLOCK_SIZE rows.",
         "이웃한 블록의 슬롯이 겹칩니다. 블록 id는 블록을 세고, 블록마다 행이 BLOCK_SIZE개 있습니다.",
     ),
+    "div_mod_swapped": SWAPPED,
 }
