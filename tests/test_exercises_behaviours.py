@@ -98,7 +98,30 @@ def take_evictions_sorted(free_queue, n, block_hash):
     if n > len(free_queue):
         raise ValueError(f"n={n} > {len(free_queue)}")
     taken = list(free_queue[:n])
-    return taken, sorted({block_hash[b] for b in taken if b in block_hash}, reverse=True)
+    return taken, sorted((block_hash[b] for b in taken if b in block_hash), reverse=True)
+
+
+def take_evictions_once(free_queue, n, block_hash):  # a hash cached twice is evicted once
+    if n > len(free_queue):
+        raise ValueError(f"n={n} > {len(free_queue)}")
+    taken = list(free_queue[:n])
+    return taken, list(dict.fromkeys(block_hash[b] for b in taken if b in block_hash))
+
+
+def write_with_a_spare(table, num_tokens, block_size, free, refs):
+    """write_slot that pops a block before it knows it needs one (an empty pool raises)."""
+    spare, copied = free.pop(), None
+    if num_tokens == len(table) * block_size:
+        table.append(spare)
+        refs[spare] = 1
+    elif refs[table[-1]] > 1:
+        old = table[-1]
+        refs[old] -= 1
+        refs[spare] = 1
+        table[-1], copied = spare, (old, spare)
+    else:
+        free.append(spare)
+    return table[-1] * block_size + num_tokens % block_size, copied
 
 
 def hashes_by_sequence(token_ids, block_size):
@@ -224,6 +247,16 @@ WRONG = {  # id: (exercise, learner, phrase of its hint or verdict)
         decode_by_flex_attention,
         "your function calls torch.nn.attention.flex_attention",
     ),
+    "a hash cached twice evicted once": (
+        "take_blocks",
+        take_evictions_once,
+        "in the evicted hashes, each wrong answer is the start of the expected one",
+    ),
+    "a spare block popped from an empty pool": (
+        "write_slot",
+        write_with_a_spare,
+        "free=[], refs={0: 1, 1: 1} your function raised IndexError: pop from empty list.\n",
+    ),
     "evictions sorted": (
         "take_blocks",
         take_evictions_sorted,
@@ -328,3 +361,10 @@ def test_the_new_hints_speak_korean(capsys, monkeypatch):
         name, fn, _ = WRONG[kind]
         assert getattr(ex, f"check_{name}")(fn, seed=1) is False
         assert words in capsys.readouterr().out
+
+
+def test_a_slip_that_raises_the_same_error_alone_gives_no_hint(capsys):
+    """write_with_a_spare fails only where the pool is empty, raising IndexError; the slip that
+    copies a private block raises IndexError there too, and nothing else ties them."""
+    for ok, out in verdicts(capsys, ex.check_write_slot, write_with_a_spare):
+        assert ok is False and "raised IndexError" in out and "hint:" not in out, out

@@ -25,7 +25,8 @@ A slip (named once in the `slips` catalogue, or given by the spec) is a wrong im
 paired with its hint. The hint is printed when the wrong implementation reproduces every wrong
 answer the learner's function gave (the same value, or the same kind of exception, on each case
 it got wrong); one that agrees on every case is preferred, and one that agrees only where the
-learner is wrong needs two such cases (one alone is a coincidence). So a hint names the slip the
+learner is wrong needs two such cases, not all of them exceptions (one alone, or the same
+exception alone, is a coincidence). So a hint names the slip the
 learner made, not one that merely collides with it on one case.
 When none does, the exercise's `symptoms` (predicate over the wrong (got, want, args) triples,
 hint), then the engine's own (`verdicts.plain_symptom`: another type; items in another order, cut
@@ -287,7 +288,8 @@ def _agree(same, a, b) -> bool:
 
 def _hint(got, wants, wrong, cases, mistakes, sames, observe):
     """The hint of a mistake that gives every wrong answer the learner gave (module docstring);
-    `sames[i]` compares on case i. A mistake that is right where the learner is wrong (a near
+    `sames[i]` compares on case i. Where only the wrong cases agree, some must be values: two
+    slips that both raise IndexError on an empty list share nothing else. A mistake that is right where the learner is wrong (a near
     miss inside one tolerance and outside the other) does not explain it."""
     explains = []
     for mistake, hint in mistakes:
@@ -303,6 +305,8 @@ def _hint(got, wants, wrong, cases, mistakes, sames, observe):
             continue
         if all(agree):
             return hint
-        if len(wrong) > 1 and all(agree[i] for i in wrong):  # one wrong case: a coincidence
+        # one wrong case is a coincidence, and so is the same exception alone (an IndexError)
+        returned = any(not isinstance(got[i], Raised) for i in wrong)
+        if len(wrong) > 1 and returned and all(agree[i] for i in wrong):
             explains.append(hint)
     return explains[0] if explains else None

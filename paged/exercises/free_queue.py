@@ -200,6 +200,15 @@ _TAKE_STATES = (
     # two requests' cached blocks at the tail, one request's after the other's: the evicted
     # hashes come in queue order, neither sorted one way nor the other
     (12, 4, None, [("run", "X", S[:8], None), ("run", "Y", range(8), None)] + _BOTH_FREED, 12),
+    # one prompt computed twice (X's hashes known only after Y's): two blocks per hash, and
+    # taking both evicts that hash twice
+    (
+        8,
+        4,
+        None,
+        [("run", "X", S, 0), ("run", "Y", S, None), ("grow", "X", [], None)] + _BOTH_FREED,
+        7,
+    ),
 )
 
 

@@ -64,6 +64,8 @@ _WRITE_STATES = (
     (4, 4, 7, [("allocate", "A", 0)], "A"),  # an empty table
     (8, 1, 8, [("allocate", "A", 3), ("fork", "A", "B")], "B"),  # block size 1: never a copy
     (3, 4, 9, [("allocate", "A", 6), ("fork", "A", "B")], "B"),  # the copy takes the last block
+    (2, 4, 10, [("allocate", "A", 5)], "A"),  # no free block, none needed
+    (3, 2, 11, [("allocate", "A", 3), ("allocate", "B", 2)], "A"),  # the same, another holder
 )
 
 

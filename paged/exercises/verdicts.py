@@ -276,9 +276,9 @@ PLAIN_SYMPTOMS = {
         "틀린 답마다 기대한 답으로 시작하지만, 그 끝을 넘어 더 이어집니다.",
     ),
     "items": msg(
-        "your answer holds other items than the expected ones. On the first wrong case, missing: "
+        "your answer holds other items than the expected ones. On the first such case, missing: "
         "{missing}; not expected: {extra}.",
-        "답에 든 항목이 기대한 항목과 다릅니다. 첫 번째로 틀린 사례에서 빠진 항목: {missing}, "
+        "답에 든 항목이 기대한 항목과 다릅니다. 항목이 다른 첫 번째 사례에서 빠진 항목: {missing}, "
         "기대하지 않은 항목: {extra}.",
     ),
     "shape": msg(
@@ -363,13 +363,16 @@ def _sequence_symptom(seqs) -> str | None:
 
 
 def _other_items(seqs) -> str | None:
-    """The ids (ints or strings) the first wrong answer lacks and has beyond the expected ones."""
-    got, want = seqs[0]
-    if not all(isinstance(x, int | str) and not isinstance(x, bool) for x in got + want):
-        return None
-    missing = sorted((Counter(want) - Counter(got)).elements())
-    extra = sorted((Counter(got) - Counter(want)).elements())
-    return PLAIN_SYMPTOMS["items"].format(missing=missing, extra=extra)
+    """The ids (ints or strings) that the first answer with other items than the expected ones
+    lacks and has beyond them."""
+    for got, want in seqs:
+        if not all(isinstance(x, int | str) and not isinstance(x, bool) for x in got + want):
+            return None
+        missing = sorted((Counter(want) - Counter(got)).elements())
+        extra = sorted((Counter(got) - Counter(want)).elements())
+        if missing or extra:
+            return PLAIN_SYMPTOMS["items"].format(missing=missing, extra=extra)
+    return None
 
 
 def _numbers(value) -> list | None:
