@@ -148,7 +148,7 @@ def calls_gather_kv(q, k_cache, v_cache, row, n, h, scale):
 CONTRACT = {
     "mutates the cache": (mutates_the_cache, "changed its argument `k_cache`"),
     "clamps the table": (clamps_the_table, "changed its argument `block_table_row`"),
-    "calls gather_kv": (calls_gather_kv, "calls paged.gather_kv, the library's own answer"),
+    "calls gather_kv": (calls_gather_kv, "calls paged.gather_kv, the library's own code"),
     "float64 from float32": (
         lambda *a: slot_softmax(*a).double(),
         "the values are right, but the answer is a tensor of dtype torch.float64",

@@ -86,7 +86,7 @@ def test_sdpa_however_reached_is_rejected_and_named(capsys, route):
     assert torch.allclose(wrong(*case), attention_answers.decode_one_head(*case), atol=1e-5)
     ok, out = verdict(capsys, ex.check_decode_one_head, wrong)
     assert ok is False
-    assert out.startswith(f"decode_one_head: not quite: {SDPA_CALLED}, the library's own answer")
+    assert out.startswith(f"decode_one_head: not quite: {SDPA_CALLED}, the library's own code")
 
 
 def own_decode(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
@@ -139,7 +139,7 @@ def test_the_course_s_own_attention_is_rejected_and_named(capsys, wrong, called)
     case = _decode_case()
     assert torch.allclose(wrong(*case), attention_answers.decode_one_head(*case), atol=1e-5)
     ok, out = verdict(capsys, ex.check_decode_one_head, wrong)
-    assert ok is False and f"your function calls {called}, the library's own answer" in out
+    assert ok is False and f"your function calls {called}, the library's own code" in out
 
 
 # ---- the scheduler's exercises: any part of the scheduler ---------------------------------------
@@ -171,7 +171,7 @@ def test_any_part_of_the_scheduler_is_rejected_and_named(capsys, check, called):
         return []
 
     ok, out = verdict(capsys, check, through_the_scheduler)
-    assert ok is False and f"your function calls {called}, the library's own answer" in out
+    assert ok is False and f"your function calls {called}, the library's own code" in out
 
 
 def own_pick_victims(running, blocks_needed, free_blocks, blocks_held):
@@ -228,7 +228,33 @@ def test_the_model_cache_s_slot_function_is_rejected_and_named(capsys):
     assert slot_by_the_cache([7, 2, 5], 4, 9) == memory_answers.slot([7, 2, 5], 4, 9) == 21
     ok, out = verdict(capsys, ex.check_slot, slot_by_the_cache)
     assert ok is False
-    assert "your function calls paged.model.cache.slots_of, the library's own answer" in out
+    assert "your function calls paged.model.cache.slots_of, the library's own code" in out
+
+
+def gather_by_the_cache(cache, block_table_row, seq_len):
+    from paged.model.cache import slots_of
+
+    chunk = SimpleNamespace(block_table=block_table_row.tolist(), start=0, seq_len=seq_len)
+    return cache.flatten(0, 1)[torch.tensor(slots_of(chunk, cache.shape[1]), dtype=torch.long)]
+
+
+def bytes_by_the_benchmark(num_layers, num_kv_heads, head_dim, dtype_bytes):
+    from paged.gpu.bandwidth import kv_bytes
+
+    dtype = {1: torch.int8, 2: torch.float16, 4: torch.float32, 8: torch.float64}[dtype_bytes]
+    return kv_bytes(1, num_layers, num_kv_heads, head_dim, dtype)
+
+
+@pytest.mark.parametrize(
+    "check, wrong, called",
+    [
+        (ex.check_gather, gather_by_the_cache, "paged.model.cache.slots_of"),
+        (ex.check_bytes_per_token, bytes_by_the_benchmark, "paged.gpu.bandwidth.kv_bytes"),
+    ],
+)
+def test_the_library_s_slots_and_kv_bytes_elsewhere_are_rejected_too(capsys, check, wrong, called):
+    ok, out = verdict(capsys, check, wrong)
+    assert ok is False and f"your function calls {called}, the library's own code" in out, out
 
 
 # ---- the model answers ---------------------------------------------------------------------------

@@ -111,6 +111,7 @@ def _gather_forbid():
         ("paged.gather_kv", gather_kv),
         "paged.attention.reference",
         "paged.model.attention_backend",
+        "paged.model.cache",  # slots_of: a sequence's slots through its block table
     ]
 
 

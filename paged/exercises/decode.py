@@ -231,6 +231,7 @@ def _forbid():
         "paged.attention.balanced",
         "paged.attention.steps",
         "paged.model.attention_backend",
+        "paged.model.cache",
         guard.SDPA,
         guard.MHA,
     ]

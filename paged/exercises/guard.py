@@ -34,10 +34,10 @@ from ..text import Message, msg
 __all__: list[str] = []  # used by the checkers
 
 CALLED = msg(
-    "{name}: not quite: your function calls {target}, the library's own answer; the exercise is "
-    "to write it yourself.",
-    "{name}: 아직 아닙니다. 함수 안에서 라이브러리의 답인 {target} 호출이 보입니다. 이 연습은 "
-    "그것을 직접 작성하는 것입니다.",
+    "{name}: not quite: your function calls {target}, the library's own code for what this "
+    "exercise asks you to write yourself.",
+    "{name}: 아직 아닙니다. 함수 안에서 {target} 호출이 보입니다. 이 연습에서 직접 작성해야 하는 "
+    "부분을 라이브러리가 구현한 코드입니다.",
 )
 SOLUTION = "paged.exercises.solution"
 # The forbidden calls made inside the innermost `forbidden`, in order (None outside).

@@ -54,7 +54,8 @@ BYTES_PER_TOKEN = Spec(
     answer=_bytes_per_token_truth,
     draw=draws(_bytes_per_token_case, _bytes_per_token_truth),
     slips=of("kv_bytes"),
-    forbid=["paged.kv", "paged.model.llama"],  # the model has its own KV bytes per token
+    # the model and the benchmark's yardsticks have their own KV bytes per token
+    forbid=["paged.kv", "paged.model.llama", "paged.gpu.bandwidth"],
     contract=lambda got, args: integer(got),
     doc="fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).",
 )
