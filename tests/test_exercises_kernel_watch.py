@@ -141,7 +141,7 @@ def test_known_max_that_never_reads_m_is_rejected(capsys):
         Variant(known_v, "online"),
         capsys,
         "the values are right, but program (0, 0) never read m[0, 0]",
-        "hands each program this input",
+        "hands each program its own element of this input",
     )
 
 

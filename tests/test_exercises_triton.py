@@ -177,7 +177,7 @@ if backend() != "unavailable":
             total = tl.zeros((BM, BN), tl.float16)
         else:
             total = tl.zeros((BM, BN), tl.float32)
-        stop = BK if V == "no_loop" else K
+        stop = BK if V == "no_loop" else K - K % BK if V == "whole_chunks" else K
         for start in range(0, stop, BK):
             kk = start + tl.arange(0, BK)
             a_ok = (kk[None, :] < K) & (
@@ -311,7 +311,8 @@ if backend() != "unavailable":
             out = tl.zeros([HEAD_DIM], tl.float16)
         else:
             out = tl.zeros([HEAD_DIM], tl.float32)
-        for start in range(0, seq_len, TILE):
+        stop = seq_len - seq_len % TILE if V == "whole_tiles" else seq_len
+        for start in range(0, stop, TILE):
             t = start + tl.arange(0, TILE)
             live = t < seq_len
             b = tl.load(block_table_ptr + seq * max_blocks + t // BLOCK_SIZE, mask=live, other=0)
@@ -377,7 +378,8 @@ if backend() != "unavailable":
             acc, l_i = tl.zeros([HEAD_DIM], tl.float64), tl.zeros([], tl.float64)
         else:
             acc = tl.zeros([HEAD_DIM], tl.float32)
-        for t0 in range(0, seq_len, TILE):
+        stop = seq_len - seq_len % TILE if V == "whole_tiles" else seq_len
+        for t0 in range(0, stop, TILE):
             pos = t0 + tl.arange(0, TILE)
             mask = pos < seq_len
             block = tl.load(
@@ -608,6 +610,7 @@ PUZZLES = {
         "dot_v",
         {
             "no_loop": "right when K ≤ BK",
+            "whole_chunks": "the last, partly filled chunk of K was left out",
             "no_k_mask": "unmasked load",
             "widths": "stride_a, stride_b and stride_out",
             "unmasked_store": "you wrote outside out's M rows and N columns",
@@ -652,6 +655,7 @@ PUZZLES = {
             "head_mod": "query heads read the wrong KV heads",
             "unmasked_v": "unmasked load",
             "tile_max": "each tile's own maximum, not the m you were given",
+            "whole_tiles": "the partly filled last tile was left out",
         },
     ),
     "online_softmax_kernel": (
@@ -671,6 +675,7 @@ PUZZLES = {
             "writes_q": "an input",
             "head_mod": "query heads read the wrong KV heads",
             "unmasked_v": "unmasked load",
+            "whole_tiles": "the partly filled last tile was left out",
         },
     ),
     "gqa_scores_kernel": (
@@ -833,6 +838,7 @@ def test_the_fallback_names_a_symptom():
     assert "float16" in str(symptom(want.half().float() + 1e-4, want, 1e-6))
     region = torch.tensor([[True] * 3, [False] * 3])
     assert "only here" in str(symptom(want + region * 0.5, want, 1e-5, {"here": region}))
+    assert "every wrong element of the output is 0" in str(symptom(want * region, want, 1e-5))
 
 
 def test_a_one_d_mask_that_does_not_broadcast_is_named(capsys):

@@ -25,7 +25,7 @@ from .kernel_cases import element, extreme_scores, output, paged_watch, pool_vie
 from .kernel_runner import Case, KernelSpec
 from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
 from .slips.tile_loop import known_max_outputs, max_scores, online_softmax_outputs
-from .triton_checks import device, same, whole
+from .triton_checks import SENTINEL, device, same, whole
 from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
@@ -130,8 +130,13 @@ def _only_negative(f) -> bool:
     return bool(bad.any()) and not bool((bad & ~f.negative).any())
 
 
+def _written(f):
+    """The stored output, NaN where nothing was stored (a kernel that skips 0 / 0 rows)."""
+    return torch.where(f.got == SENTINEL, float("nan"), f.got)
+
+
 def _is(variant):
-    return lambda f: same(f.got, online_softmax_outputs(*f.args, f.tile, variant), 1e-4)
+    return lambda f: same(_written(f), online_softmax_outputs(*f.args, f.tile, variant), 1e-4)
 
 
 def _unscaled(f):
@@ -148,7 +153,7 @@ def _nonfinite(f) -> bool:
 
 
 def _is_known(variant):
-    return lambda f: same(f.got, known_max_outputs(*f.args, f.m, f.tile, variant), 1e-4)
+    return lambda f: same(_written(f), known_max_outputs(*f.args, f.m, f.tile, variant), 1e-4)
 
 
 KNOWN_MAX_SPEC = KernelSpec(
@@ -176,6 +181,7 @@ KNOWN_MAX_SPEC = KernelSpec(
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
+        (_is_known("whole_tiles"), HINTS["whole_tiles"]),
         (lambda f: _nonfinite(f) and f.big, KNOWN["overflow"]),
         (_is_known("head_mod"), HINTS["head_mod"]),
         (_is_known("no_divide"), KNOWN["no_divide"]),
@@ -202,6 +208,7 @@ ONLINE_SOFTMAX_SPEC = dataclasses.replace(  # the known-max loop's cases, summar
     build=_softmax_case,
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
+        (_is("whole_tiles"), HINTS["whole_tiles"]),
         (_only_negative, SOFTMAX["negative"]),
         (lambda f: _nonfinite(f) and f.big, SOFTMAX["overflow"]),
         (_nonfinite, SOFTMAX["nan"]),

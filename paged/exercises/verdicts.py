@@ -113,8 +113,10 @@ UNREAD = msg(
     "값은 맞지만 프로그램 {pid}의 load 중 {what} 위치를 읽은 것이 하나도 없습니다",
 )
 UNREAD_HINT = msg(
-    "the puzzle hands each program this input to use, and your kernel got its numbers without it.",
-    "이 퍼즐은 각 프로그램이 쓰도록 이 입력을 건네는데, 커널은 이것 없이 값을 구했습니다.",
+    "the puzzle hands each program its own element of this input to use, and your kernel got "
+    "its numbers without reading it (another element, or none).",
+    "이 퍼즐은 각 프로그램에 이 입력에서 자기 몫의 원소를 건네는데, 커널은 그 원소를 읽지 않고(다른 "
+    "원소를 읽었거나 아무것도 읽지 않고) 값을 구했습니다.",
 )
 SHARE = msg(
     "a program wrote elements of another program's share: the grid's programs did not each "
@@ -179,6 +181,10 @@ KERNEL_SYMPTOMS = {
         "numbers lost bits that float32 keeps.",
         "가깝지만 유효숫자 세 자리 정도(float16의 정밀도)까지만 맞습니다. 어딘가에서 float32라면 "
         "남았을 비트를 잃었습니다.",
+    ),
+    "zero": msg(
+        "every wrong element of the output is 0: nothing was added into those elements.",
+        "출력에서 틀린 원소는 모두 0입니다. 그 원소들에는 아무것도 더해지지 않았습니다.",
     ),
     "only": msg(
         "the output is wrong only {region}; everywhere else it is right.",
@@ -251,6 +257,8 @@ def symptom(got, want, tol, regions=None):
     for region, mask in (regions or {}).items():
         if bool(bad.any()) and not bool((bad & ~mask).any()):
             return KERNEL_SYMPTOMS["only"].format(region=region)
+    if bool(bad.any()) and bool((got[bad] == 0).all()):
+        return KERNEL_SYMPTOMS["zero"]
     if got.dim() and constant_factor_by_row(got, want, bad):
         return KERNEL_SYMPTOMS["factor"]
     return None

@@ -125,6 +125,12 @@ DOT = {
         "K is longer.",
         "a의 첫 BK개 열(b의 첫 BK개 행)만 쓰였습니다. K ≤ BK이면 맞고 K가 더 길면 틀립니다.",
     ),
+    "partial": msg(
+        "the last, partly filled chunk of K was left out: right where K is a multiple of BK, "
+        "and all zeros where K is shorter than BK.",
+        "일부만 찬 K의 마지막 조각이 빠졌습니다. K가 BK의 배수인 곳에서는 맞고, K가 BK보다 "
+        "짧으면 모두 0입니다.",
+    ),
     "stride": msg(
         "rows of a, b and out are stride_a, stride_b and stride_out elements apart, not K or N.",
         "a, b, out의 행 간격은 K나 N이 아니라 각각 stride_a, stride_b, stride_out입니다.",

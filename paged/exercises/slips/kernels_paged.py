@@ -9,6 +9,12 @@ from __future__ import annotations
 from ...text import msg
 
 HINTS = {
+    "whole_tiles": msg(
+        "the partly filled last tile was left out: right where seq_len is a multiple of TILE, "
+        "and a sequence shorter than TILE got no tile at all (0 / 0).",
+        "일부만 찬 마지막 타일이 빠졌습니다. seq_len이 TILE의 배수인 곳에서는 맞고, TILE보다 "
+        "짧은 시퀀스는 타일을 하나도 받지 못했습니다(0 / 0).",
+    ),
     "store": msg(
         "the last tile stored past the end of the sequence.",
         "마지막 타일이 시퀀스 끝 너머에 store했습니다.",

@@ -15,7 +15,8 @@ def _variant(q, k, v, scale, tile, variant):
     """One (sequence, query head) by the tile loop, right or with a typical mistake (float64)."""
     m = torch.tensor(float("-inf"), dtype=torch.float64)
     l_sum, acc = torch.tensor(0.0, dtype=torch.float64), torch.zeros(q.shape[-1]).double()
-    for t0 in range(0, k.shape[0], tile):
+    n = k.shape[0] - k.shape[0] % tile if variant == "whole_tiles" else k.shape[0]
+    for t0 in range(0, n, tile):
         s, vt = k[t0 : t0 + tile] @ q * scale, v[t0 : t0 + tile]
         if variant == "no_mask":  # masked loads gave k = v = 0 there: score 0.0
             pad = tile - s.shape[0]
@@ -48,7 +49,7 @@ def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
 
 def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
     """What an online-softmax kernel stores, right or with `variant` ("no_rescale", "tile_max",
-    "l_only", "acc_only", "no_mask", "head_mod")."""
+    "l_only", "acc_only", "no_mask", "head_mod", "whole_tiles": the partial last tile left out)."""
     out = torch.empty(q.shape, dtype=torch.float64)
     loop = "right" if variant == "head_mod" else variant  # head_mod: the right loop, other heads
     for i, h, _, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
@@ -66,10 +67,12 @@ def max_scores(q, k_cache, v_cache, block_table, seq_lens):
 
 def known_max_outputs(q, k_cache, v_cache, block_table, seq_lens, m, tile, variant):
     """What a known-max kernel stores, right or with `variant` ("no_divide", "no_mask",
-    "head_mod")."""
+    "head_mod", "whole_tiles")."""
     out = torch.empty(q.shape, dtype=torch.float64)
     for i, h, n, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
-        p = torch.exp(k @ qh * q.shape[-1] ** -0.5 - m[i, h])
+        used = n - n % tile if variant == "whole_tiles" else n
+        p = torch.exp(k[:used] @ qh * q.shape[-1] ** -0.5 - m[i, h])
+        v = v[:used]
         total = p.sum()
         if variant == "no_mask":  # the padded lanes of the last tile: k = 0, score 0.0, v = 0
             total = total + (-(-n // tile) * tile - n) * torch.exp(-m[i, h])
