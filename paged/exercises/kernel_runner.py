@@ -9,8 +9,9 @@ kernel; the launch (an error is reported short, with a hint); atomics on element
 not both read and write*; the inputs untouched (bit for bit); wrote nothing (every output still
 SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share*
 (where a spec gives each program its own); the values (to the spec's tolerance, NaN where NaN);
-loads outside the valid range*; a `tl.dot` that runs, where the puzzle asks for one*; the inputs
-each program must read (`Case.required`)*. Where a tl.dot is asked for, once every case passed,
+loads outside the valid range*; a `tl.dot` that runs, where the puzzle asks for one*; no tl.dot
+on float32 operands at TF32 precision (what a GPU would compute to 3 digits)*; the inputs each
+program must read (`Case.required`)*. Where a tl.dot is asked for, once every case passed,
 the first case runs again with every tl.dot result perturbed*: an output that does not move
 means the dot never reached it. (*: seen under the interpreter; on a CUDA GPU the whole check
 runs under it in a child process, `kernel_child`, so every observation holds there too.) A wrong
