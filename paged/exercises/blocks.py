@@ -175,7 +175,7 @@ APPEND_SLOT = Spec(
     parts=(
         msg("the slot", "슬롯"),
         msg("the table", "테이블"),
-        msg("the free list", "빈 블록 목록"),
+        msg("the free list", "빈 블록 큐"),
     ),
     mutable=("table", "free"),
     forbid=FORBID,

@@ -140,7 +140,7 @@ WRITE_SLOT = Spec(
     parts=(
         msg("what you returned", "반환값"),
         msg("the table", "테이블"),
-        msg("the free list", "빈 블록 목록"),
+        msg("the free list", "빈 블록 큐"),
         msg("the ref counts", "참조 카운트"),
     ),
     mutable=("table", "free", "refs"),
