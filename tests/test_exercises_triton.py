@@ -149,6 +149,8 @@ if backend() != "unavailable":
             else:
                 e = tl.exp(x) if V == "no_max" else tl.exp(x - tl.max(x, axis=0))
             y = e if V == "no_sum" else e / tl.sum(e, axis=0)
+        if V == "tl_softmax":  # Triton's own softmax: the puzzle is to write it
+            y = tl.softmax(x)
         if V == "unmasked_store":
             tl.store(out_ptr + i * N + j, y)
         else:
@@ -602,6 +604,7 @@ PUZZLES = {
             "no_sum": "each row's outputs do not add up to 1",
             "f64_no_max": "exp(x) overflows float32",
             "abs_max": "every exponential of the row came out as 0",
+            "tl_softmax": "tl.softmax in the softmax puzzle) is switched off",
             "unmasked_load": "unmasked load",
             "unmasked_store": "lanes past N stored too",
         },

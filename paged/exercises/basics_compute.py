@@ -15,6 +15,7 @@ import torch
 
 from ..text import msg
 from .core import checker
+from .guard import forbidden
 from .kernel_runner import Case, KernelSpec
 from .slips.kernels_onramp import DOT, ROW_SOFTMAX
 from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same
@@ -50,7 +51,7 @@ def _softmax_case(params, seed):
     return Case(
         where=f"M {M}, N {N}, BLOCK_N {block}" + size.get(scale, f", values around ±{scale:g}"),
         watch=watch,
-        run=lambda k: k[(M,)](x_flat, out, N, sx, BLOCK_N=block),
+        run=lambda k: _without_tl_softmax(k[(M,)], x_flat, out, N, sx, BLOCK_N=block),
         outputs=[("out", out, idx < M * N)],
         got=lambda: out[: M * N].cpu().view(M, N),
         want=torch.softmax(x.double(), 1),
@@ -58,6 +59,15 @@ def _softmax_case(params, seed):
         regions={NEGATIVE: torch.arange(M * N).view(M, N) < N},  # row 0
         data={"x": x, "x_flat": x_flat, "sx": sx, "block": block, "scale": scale},
     )
+
+
+def _without_tl_softmax(launch, *args, **kwargs):
+    """The puzzle is to write the softmax: Triton's own (tl.softmax, a tensor's .softmax())
+    raises while the learner's kernel runs."""
+    import triton.language as tl
+
+    with forbidden([("tl.softmax", tl.softmax)]):
+        launch(*args, **kwargs)
 
 
 def _softmax_draw(rng):

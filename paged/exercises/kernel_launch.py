@@ -73,10 +73,12 @@ ERROR_HINTS = (
     (
         ("the exercise is to write it",),
         msg(
-            "the puzzle is to write this step yourself: while the checker runs your kernel, the "
-            "library's own attention (its kernel, launcher and reference) is switched off.",
+            "the puzzle is to write this step yourself: while the checker runs your kernel, what "
+            "already computes it (the library's attention, its kernel, launcher and reference; "
+            "tl.softmax in the softmax puzzle) is switched off.",
             "이 퍼즐은 이 단계를 직접 작성하는 것입니다. 채점기가 여러분의 커널을 실행하는 "
-            "동안에는 라이브러리의 어텐션(커널, 런처, 참조 구현)이 꺼져 있습니다.",
+            "동안에는 이미 그 계산을 하는 것(라이브러리의 어텐션과 그 커널, 런처, 참조 구현, "
+            "소프트맥스 퍼즐의 tl.softmax)이 꺼져 있습니다.",
         ),
     ),
     (
