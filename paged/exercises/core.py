@@ -26,8 +26,8 @@ paired with its hint. The hint is printed when the wrong implementation reproduc
 answer the learner's function gave (the same value, or the same kind of exception, on each case
 it got wrong); one that agrees on every case is preferred, and one that agrees only where the
 learner is wrong needs two such cases, not all of them exceptions (one alone, or the same
-exception alone, is a coincidence). So a hint names the slip the
-learner made, not one that merely collides with it on one case.
+exception alone, is a coincidence). So a hint names the slip the learner made, not one that
+merely collides with it on one case.
 When none does, the exercise's `symptoms` (predicate over the wrong (got, want, args) triples,
 hint), then the engine's own (`verdicts.plain_symptom`: another type; items in another order, cut
 short, run on, or other items; all zero, one factor or one offset on every case) may say what the
@@ -289,8 +289,9 @@ def _agree(same, a, b) -> bool:
 def _hint(got, wants, wrong, cases, mistakes, sames, observe):
     """The hint of a mistake that gives every wrong answer the learner gave (module docstring);
     `sames[i]` compares on case i. Where only the wrong cases agree, some must be values: two
-    slips that both raise IndexError on an empty list share nothing else. A mistake that is right where the learner is wrong (a near
-    miss inside one tolerance and outside the other) does not explain it."""
+    slips that both raise IndexError on an empty list share nothing else. A mistake that is
+    right where the learner is wrong (a near miss inside one tolerance and outside the other)
+    does not explain it."""
     explains = []
     for mistake, hint in mistakes:
         agree, theirs = [], []

@@ -406,8 +406,7 @@ def _factor(pairs) -> float | None:
 def plain_symptom(triples, parts=()) -> str | None:
     """A hint for what every wrong (got, want, args) triple that returned shares, or None. The
     factor and the offset need two wrong cases with different answers: one alone always fits
-    some factor.
-    `parts` names the parts of an answer that is a record (`Spec.parts`)."""
+    some factor. `parts` names the parts of an answer that is a record (`Spec.parts`)."""
     triples = [t for t in triples if not hasattr(t[0], "error")]  # core.Raised: no answer
     if not triples:
         return None
