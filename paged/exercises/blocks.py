@@ -150,6 +150,10 @@ def _random_appends(rng):
     return pairs
 
 
+# what an append leaves behind, named once (write_slot's parts too)
+TABLE_AND_FREE = (msg("the table", "테이블"), msg("the free list", "빈 블록 큐"))
+
+
 def observe_append(fn, args):
     """Call fn(table, num_tokens, block_size, free); compare (returned, table, free) afterwards."""
     table, _, _, free = args
@@ -172,11 +176,7 @@ APPEND_SLOT = Spec(
     slips=of("append"),
     observe=observe_append,
     show=show_append,
-    parts=(
-        msg("the slot", "슬롯"),
-        msg("the table", "테이블"),
-        msg("the free list", "빈 블록 큐"),
-    ),
+    parts=(msg("the slot", "슬롯"), *TABLE_AND_FREE),
     mutable=("table", "free"),
     forbid=FORBID,
     contract=lambda got, args: integer(got),

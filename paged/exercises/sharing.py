@@ -10,7 +10,7 @@ from ..experiments import blocks_held_by_samples
 from ..paging import PagedAllocator
 from ..text import msg
 from ..workloads import Request
-from .blocks import FORBID, block_size_for, free_list, replay
+from .blocks import FORBID, TABLE_AND_FREE, block_size_for, free_list, replay
 from .contract import each, integer, optional_integer
 from .core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
@@ -139,8 +139,7 @@ WRITE_SLOT = Spec(
     show=show_write,
     parts=(
         msg("what you returned", "반환값"),
-        msg("the table", "테이블"),
-        msg("the free list", "빈 블록 큐"),
+        *TABLE_AND_FREE,
         msg("the ref counts", "참조 카운트"),
     ),
     mutable=("table", "free", "refs"),

@@ -9,8 +9,8 @@ longest cached run) (`address.no_modulo`, `gather.pool_front`, `merge.no_max`, `
 A `Spec` picks its slips by name, usually every slip of its concept (`slips=of("victims")`);
 `SLIPS[name]` is the (wrong_fn, hint) pair `core.check` tries, in the catalogue's order (the
 first slip that explains every wrong answer wins); an entry is written `slip(wrong_fn, en, ko)`
-(`base.py`), or (wrong_fn, HINT) where several slips share one hint. The hints are bilingual (`paged.text.msg`)
-and name the slip, never the fix's code. What a wrong output got wrong when no slip explains it
+(`base.py`), or (wrong_fn, HINT) where several slips share one hint. The hints are bilingual
+(`paged.text.msg`) and name the slip, never the fix's code. What a wrong output got wrong when no slip explains it
 (a symptom) is the engine's: `verdicts.py`.
 
 The Triton puzzles' hints are here too, by puzzle, keyed by the mistake that the puzzle's
