@@ -177,9 +177,12 @@ class CachingAllocator(PagedAllocator):
 
     # ---- internals -------------------------------------------------------------------------
     def _take(self) -> int:
-        """The queue's front block; a cached one loses its hash (evicted: its K and V will be
-        overwritten)."""
-        block_id = self.free_block_ids.popitem(last=False)[0]
+        """The queue's front block (`claim`ed)."""
+        return self.claim(self.free_block_ids.popitem(last=False)[0])
+
+    def claim(self, block_id: int) -> int:
+        """Hand out `block_id`, just taken from the free queue: a cached one loses its hash
+        (evicted: its K and V will be overwritten)."""
         self._ref_counts[block_id] = 1
         h = self.block_hash.pop(block_id, None)
         if h is not None:

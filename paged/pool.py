@@ -38,9 +38,13 @@ class ContiguousPool:
 
     def __init__(self, config):
         c = config
-        self.allocator = ContiguousAllocator(c.kv_slots, c.policy, c.placement, c.max_seq_len)
+        self.allocator = self.new_allocator(c)
         self._empty = ContiguousAllocator(c.kv_slots, c.policy, c.placement, c.max_seq_len)
         self.num_slots = config.kv_slots
+
+    def new_allocator(self, c) -> ContiguousAllocator:
+        """The arena's allocator (a learner's engine hands in its own: `paged.learner`)."""
+        return ContiguousAllocator(c.kv_slots, c.policy, c.placement, c.max_seq_len)
 
     def fits_alone(self, r: Request) -> str | None:
         """None if `r`'s reservation fits the empty arena, else why it never can."""
@@ -109,12 +113,7 @@ class PagedPool:
     def __init__(self, config):
         self.config = c = config
         self.caching = c.prefix_caching
-        if c.prefix_caching:  # vLLM V1's free queue, with cached blocks at its tail
-            self.allocator = CachingAllocator(c.num_blocks, c.block_size, seed=c.seed)
-        else:  # vLLM V1's free queue takes freed blocks back at its front
-            self.allocator = PagedAllocator(
-                c.num_blocks, c.block_size, seed=c.seed, free_to_front=c.null_block
-            )
+        self.allocator = self.new_allocator(c)
         self.null_block = c.null_block
         if c.null_block:  # vLLM's block 0: held by no sequence, never handed out
             self.allocator.reserve(0)
@@ -123,6 +122,13 @@ class PagedPool:
         self.num_slots = c.num_blocks * c.block_size  # whole blocks only
         self.watermark_blocks, self.shared_prefix = c.watermark_blocks, c.shared_prefix
         self.holds_prefix = False  # the shared prefix's blocks are allocated (and computed)
+
+    def new_allocator(self, c) -> PagedAllocator:
+        """The GPU pool's allocator (a learner's engine hands in its own: `paged.learner`)."""
+        if c.prefix_caching:  # vLLM V1's free queue, with cached blocks at its tail
+            return CachingAllocator(c.num_blocks, c.block_size, seed=c.seed)
+        # vLLM V1's free queue takes freed blocks back at its front
+        return PagedAllocator(c.num_blocks, c.block_size, seed=c.seed, free_to_front=c.null_block)
 
     @property
     def _shared_full(self) -> int:
@@ -152,12 +158,16 @@ class PagedPool:
         fewest = -(-num_tokens // bs) - (num_tokens - 1) // bs  # every full block a hit, held
         if fewest + self.watermark_blocks > a.num_free_blocks:
             return []  # it cannot be admitted whatever it finds: skip the look-up
-        return a.find_cached(q.hashes(bs), num_tokens)
+        return a.find_cached(self.hashes(q), num_tokens)
 
     def cache(self, q) -> None:
         """Record the hashes of `q`'s blocks that are full now (prefix caching only)."""
         if self.caching:
-            self.allocator.cache_full_blocks(q.req_id, q.hashes(self.block_size))
+            self.allocator.cache_full_blocks(q.req_id, self.hashes(q))
+
+    def hashes(self, q) -> list:
+        """The hash chain of `q`'s full blocks whose tokens are known (`Sequence.hashes`)."""
+        return q.hashes(self.block_size)
 
     def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
         """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks";

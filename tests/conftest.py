@@ -1,10 +1,15 @@
 """Shared pytest set-up: markers used across the test files, the real model's fixtures, and the
-English edition for the tests that read verdicts."""
+English edition for the tests that read verdicts. No test keeps an answer in a learner's
+workspace: PAGED_WORKSPACE is "off" for the tests and every kernel they start (nbval's, the
+browser's JupyterLab), unless a test points it at a temporary folder itself."""
+
+import os
 
 import pytest
 
 
 def pytest_configure(config):
+    os.environ["PAGED_WORKSPACE"] = "off"
     config.addinivalue_line(
         "markers", "slow: executes whole chapters (minutes); deselect with -m 'not slow'"
     )

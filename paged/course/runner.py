@@ -24,6 +24,8 @@ def execute(path: Path, record_timing: bool = False):
     """The notebook at `path`, run top to bottom in a fresh kernel, and its wall time in s. The
     kernel's torch uses one thread (`paged.model`), as under the tests, unless the caller says."""
     os.environ.setdefault("PAGED_NUM_THREADS", "1")  # the kernel inherits it
+    # The committed outputs are a learner's first run: nothing kept yet (chapter 13 reads it).
+    os.environ["PAGED_WORKSPACE"] = "off"
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps of an earlier run

@@ -42,6 +42,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import workspace
 from .contract import BREAKS, CHANGED, changed, short, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
 from .slips import SLIPS
@@ -145,10 +146,14 @@ class Spec:
 
 
 def checker(spec, doc: str | None = None):
-    """`check_<name>(fn, seed=None)`: the spec's checker, as the chapters call it."""
+    """`check_<name>(fn, seed=None)`: the spec's checker, as the chapters call it; a correct
+    answer is kept in the learner's workspace (`workspace.keep`)."""
 
     def check_it(fn, seed: int | None = None) -> bool:
-        return check(spec, fn, seed)
+        ok = check(spec, fn, seed)
+        if ok:  # the learner's to keep: chapter 13's engine is assembled from these
+            workspace.keep(spec.name, fn)
+        return ok
 
     check_it.__name__ = check_it.__qualname__ = f"check_{spec.name}"
     check_it.__doc__ = doc if doc is not None else getattr(spec, "doc", "")

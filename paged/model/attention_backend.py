@@ -60,11 +60,21 @@ class BatchedDecode:
 
     def __call__(self, q, k_cache, v_cache, scale=None):
         """Attention output (num_seqs, num_q_heads, head_dim) of this step's queries."""
+        return self.attend(q, *self.read(k_cache, v_cache), scale)
+
+    def read(self, k_cache, v_cache):
+        """Every sequence's K as (seqs x kv_heads, head_dim, slots) and V as (seqs x kv_heads,
+        slots, head_dim), float32; a slot past a sequence's end holds any finite value."""
+        head_dim = self.shape[3]
+        k = k_cache.reshape(-1).index_select(0, self.k_elems).float()
+        v = v_cache.reshape(-1, head_dim).index_select(0, self.v_rows).float()
+        return k, v
+
+    def attend(self, q, k, v, scale=None):
+        """softmax(scale * q K) V for every query head, over the K and V that `read` gave."""
         num_seqs, kv_heads, num_slots, head_dim = self.shape
         group = q.shape[1] // kv_heads
         scale = head_dim**-0.5 if scale is None else float(scale)
-        k = k_cache.reshape(-1).index_select(0, self.k_elems).float()
-        v = v_cache.reshape(-1, head_dim).index_select(0, self.v_rows).float()
         # Query head h reads KV head h // group: the query heads as (kv_heads, group) per sequence.
         qg = q.float().reshape(num_seqs * kv_heads, group, head_dim)
         scores = torch.bmm(qg, k.view(num_seqs * kv_heads, head_dim, num_slots))
@@ -94,17 +104,20 @@ class TablesBound:
         return self.decode(q, k_cache, v_cache, self.block_table, self.seq_lens)
 
 
-def prefill_attention(q, k_cache, v_cache, block_table_row, seq_len: int, scale=None):
+def prefill_attention(
+    q, k_cache, v_cache, block_table_row, seq_len: int, scale=None, gather: Callable = gather_kv
+):
     """Causal attention for the last q.shape[0] tokens of one sequence of `seq_len` tokens.
 
     q: (num_new, num_q_heads, head_dim); the keys of all `seq_len` tokens, the new ones included,
-    are read from the cache through `block_table_row`. Returns (num_new, num_q_heads, head_dim).
+    are read from the cache through `block_table_row` (by `gather`, chapter 5's: a learner's
+    engine passes its own). Returns (num_new, num_q_heads, head_dim).
     """
     num_new, num_q_heads, head_dim = q.shape
     group = num_q_heads // k_cache.shape[2]
     scale = head_dim**-0.5 if scale is None else float(scale)
-    k = gather_kv(k_cache, block_table_row, seq_len).repeat_interleave(group, dim=1)
-    v = gather_kv(v_cache, block_table_row, seq_len).repeat_interleave(group, dim=1)
+    k = gather(k_cache, block_table_row, seq_len).repeat_interleave(group, dim=1)
+    v = gather(v_cache, block_table_row, seq_len).repeat_interleave(group, dim=1)
     # Query i sits at position seq_len - num_new + i and sees keys 0 .. that position.
     q_pos = torch.arange(seq_len - num_new, seq_len, device=q.device)
     future = torch.arange(seq_len, device=q.device)[None, :] > q_pos[:, None]  # (num_new, len)

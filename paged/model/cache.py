@@ -77,10 +77,14 @@ def slots_of(chunk: Chunk, block_size: int) -> list[int]:
 class Attend:
     """What `Llama.forward` calls in each layer: write K/V to the cache, attend through tables."""
 
-    def __init__(self, cache: KVCache, attention: AttentionBackend, chunks: list[Chunk]):
+    def __init__(
+        self, cache: KVCache, attention: AttentionBackend, chunks: list[Chunk], slots=slots_of
+    ):
+        """`slots(chunk, block_size)`: where each new token's K and V go (a learner's engine
+        passes its own slot mapping)."""
         device = cache.k.device
         self.cache, self.attention, self.chunks = cache, attention, chunks
-        slots = [s for c in chunks for s in slots_of(c, cache.block_size)]
+        slots = [s for c in chunks for s in slots(c, cache.block_size)]
         self.slot_mapping = torch.tensor(slots, dtype=torch.long, device=device)  # (num_tokens,)
         ends = torch.tensor([len(c.token_ids) for c in chunks]).cumsum(0)
         self.last_token_index = (ends - 1).to(device)  # (num_seqs,)
@@ -110,13 +114,14 @@ class Attend:
 
 
 def run_chunks(
-    model: Llama, cache: KVCache, attention: AttentionBackend, chunks: list[Chunk]
+    model: Llama, cache: KVCache, attention: AttentionBackend, chunks: list[Chunk], slots=slots_of
 ) -> torch.Tensor:
-    """One forward pass over `chunks`; logits of each chunk's last token, (num_chunks, vocab)."""
+    """One forward pass over `chunks`; logits of each chunk's last token, (num_chunks, vocab);
+    `slots` as `Attend` takes it."""
     ids = [t for c in chunks for t in c.token_ids]
     positions = [p for c in chunks for p in range(c.start, c.seq_len)]
     device = cache.k.device
     token_ids = torch.tensor(ids, dtype=torch.long, device=device)  # (num_tokens,)
     return model.forward(
-        token_ids, torch.tensor(positions, device=device), Attend(cache, attention, chunks)
+        token_ids, torch.tensor(positions, device=device), Attend(cache, attention, chunks, slots)
     )

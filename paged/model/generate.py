@@ -30,7 +30,7 @@ from ..scheduler import Scheduler
 from ..scheduler_config import DEFAULT_WATERMARK
 from ..trace import StepRecord
 from ..workloads import Request
-from .attention_backend import select_attention
+from .attention_backend import AttentionBackend, select_attention
 from .cache import KVCache
 from .errors import PromptTooLong, check_salts
 from .llama import Llama
@@ -205,7 +205,21 @@ def scheduler_options(
     return memory.scheduler_policy, memory.options(block_size, shared_prefix, rules)
 
 
-def generate(
+@dataclass(frozen=True)
+class Plan:
+    """What a run serves, checked before any KV memory exists: the prompts' token ids, the
+    requests, the scheduler's policy and options, and the attention that will read the cache."""
+
+    ids: list[list[int]]
+    requests: list[Request]
+    policy: str
+    scheduler_policy: str
+    options: dict
+    attention: AttentionBackend
+    kv_slots: int
+
+
+def plan(
     model: Llama,
     prompts: list[str],
     max_new_tokens: int,
@@ -217,26 +231,12 @@ def generate(
     max_num_seqs: int | None = None,
     preemption: str = "recompute",
     share_prefix: bool = False,
-    record_layout: bool = False,
     rules: str = "course",
     max_num_batched_tokens: int | None = None,
     prefix_caching: bool = False,
     cache_salts: list[str | None] | None = None,
-) -> GenerateResult:
-    """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
-
-    kv_slots: the KV budget in token slots; None means enough for every request at once.
-    block_size: slots per block under "paged". policy: "paged" or "max_new_tokens" (contiguous,
-    prompt + max_new_tokens reserved per request: see the module docstring). system: a system prompt
-    instead of the template's default one (or one per prompt). max_num_seqs: a cap on requests running together.
-    preemption: "recompute" only (swapping is a simulator feature here). share_prefix: hold the
-    prompts' common first tokens once ("paged" only). record_layout: keep every step's memory
-    map in `.trace` (for drawings). rules: "course", or "vllm-v1" to schedule by vLLM V1's rules
-    (`paged.scheduler_config`), with `max_num_batched_tokens` its per-step token budget.
-    prefix_caching: full blocks stay findable by later requests ("paged" only; `.cached_tokens`
-    says what each request found). cache_salts: one salt (str or None) per prompt, entering
-    its first block's hash: requests with different salts never share a cached block.
-    """
+) -> Plan:
+    """`generate`'s arguments checked and turned into requests and scheduler options."""
     if policy not in MEMORIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     memory = MEMORIES[policy]
@@ -272,33 +272,89 @@ def generate(
     )
     if prefix_caching is not False:  # settle refuses a non-bool, or a shared_prefix with it
         options["prefix_caching"] = prefix_caching
-    # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
-    scheduler = Scheduler(requests, sched_policy, record_layout=record_layout, **options)
-    cache = KVCache(model, scheduler.pool.num_slots, scheduler.pool.block_size)
-    served = serve(scheduler, ModelRunner(model, cache, attention), policy)
-    trace, seconds = served.trace, served.seconds
+    return Plan(ids, requests, policy, sched_policy, options, attention, kv_slots)
+
+
+def result(model: Llama, p: Plan, scheduler: Scheduler, served, attention: str) -> GenerateResult:
+    """What a served run (`model_runner.Served`) of plan `p` answered and how it used memory."""
+    ids, trace = p.ids, served.trace
     by_id = {q.req_id: q for q in scheduler.sequences}
     tokens = [by_id[i].output_ids for i in range(len(ids))]
     return GenerateResult(
         tokens=tokens,
         texts=[model.tokenizer.decode(t, skip_special_tokens=True) for t in tokens],
-        prompt_lens=[len(p) for p in ids],
-        policy=policy,
-        kv_slots=kv_slots,
+        prompt_lens=[len(q) for q in ids],
+        policy=p.policy,
+        kv_slots=p.kv_slots,
         block_size=getattr(scheduler.config, "block_size", None),
         peak_batch=served.peak_batch,
         steps=len(trace),
         preemptions=sum(len(s.preempted) for s in trace),
         recomputed_tokens=scheduler.num_recomputed_tokens,
-        seconds=seconds,
+        seconds=served.seconds,
         decode_seconds=served.decode_seconds,
-        attention=attention.name,
+        attention=attention,
         device=str(model.device),
         trace=trace,
         shared_prefix=scheduler.pool.shared_prefix,
         copies=served.copies,
-        rules=rules,
+        rules=scheduler.config.rules,
         num_usable_blocks=getattr(scheduler.config, "usable_blocks", None),
-        prefix_caching=bool(prefix_caching),
+        prefix_caching=bool(p.options.get("prefix_caching", False)),
         cached_tokens=tuple(by_id[i].num_prompt_cached_tokens for i in range(len(ids))),
     )
+
+
+def generate(
+    model: Llama,
+    prompts: list[str],
+    max_new_tokens: int,
+    *,
+    kv_slots: int | None = None,
+    block_size: int = 16,
+    policy: str = "paged",
+    system: str | list[str | None] | None = None,
+    max_num_seqs: int | None = None,
+    preemption: str = "recompute",
+    share_prefix: bool = False,
+    record_layout: bool = False,
+    rules: str = "course",
+    max_num_batched_tokens: int | None = None,
+    prefix_caching: bool = False,
+    cache_salts: list[str | None] | None = None,
+) -> GenerateResult:
+    """Greedy answers to `prompts` (user messages), served through a KV cache of `kv_slots`.
+
+    kv_slots: the KV budget in token slots; None means enough for every request at once.
+    block_size: slots per block under "paged". policy: "paged" or "max_new_tokens" (contiguous,
+    prompt + max_new_tokens reserved per request: see the module docstring). system: a system prompt
+    instead of the template's default one (or one per prompt). max_num_seqs: a cap on requests running together.
+    preemption: "recompute" only (swapping is a simulator feature here). share_prefix: hold the
+    prompts' common first tokens once ("paged" only). record_layout: keep every step's memory
+    map in `.trace` (for drawings). rules: "course", or "vllm-v1" to schedule by vLLM V1's rules
+    (`paged.scheduler_config`), with `max_num_batched_tokens` its per-step token budget.
+    prefix_caching: full blocks stay findable by later requests ("paged" only; `.cached_tokens`
+    says what each request found). cache_salts: one salt (str or None) per prompt, entering
+    its first block's hash: requests with different salts never share a cached block.
+    """
+    p = plan(
+        model,
+        prompts,
+        max_new_tokens,
+        kv_slots=kv_slots,
+        block_size=block_size,
+        policy=policy,
+        system=system,
+        max_num_seqs=max_num_seqs,
+        preemption=preemption,
+        share_prefix=share_prefix,
+        rules=rules,
+        max_num_batched_tokens=max_num_batched_tokens,
+        prefix_caching=prefix_caching,
+        cache_salts=cache_salts,
+    )
+    # The scheduler checks every option and request (KVBudgetTooSmall) before KV memory exists.
+    scheduler = Scheduler(p.requests, p.scheduler_policy, record_layout=record_layout, **p.options)
+    cache = KVCache(model, scheduler.pool.num_slots, scheduler.pool.block_size)
+    served = serve(scheduler, ModelRunner(model, cache, p.attention), policy)
+    return result(model, p, scheduler, served, p.attention.name)

@@ -23,7 +23,7 @@ from ..step import SeqRun, Step
 from ..text import msg
 from ..trace import StepRecord
 from .attention_backend import AttentionBackend
-from .cache import Chunk, KVCache, run_chunks
+from .cache import Chunk, KVCache, run_chunks, slots_of
 from .llama import Llama
 
 
@@ -34,18 +34,20 @@ def _chunk(run: SeqRun) -> Chunk:
 class ModelRunner:
     """Computes a scheduler's steps on `model`, with K and V in `cache`."""
 
-    def __init__(self, model: Llama, cache: KVCache, attention: AttentionBackend):
-        self.model, self.cache, self.attention = model, cache, attention
+    def __init__(self, model: Llama, cache: KVCache, attention: AttentionBackend, slots=slots_of):
+        """`slots`: the slot mapping of a run's new tokens (`cache.slots_of`, or a learner's)."""
+        self.model, self.cache, self.attention, self.slots = model, cache, attention, slots
 
     def run(self, step: Step) -> dict:
         """Compute `step`; return {req_id: next token id} for each run that samples."""
+        model, cache, attention, slots = self.model, self.cache, self.attention, self.slots
         if step.prefix is not None:  # the shared prefix's K and V, once, into its own blocks
-            run_chunks(self.model, self.cache, self.attention, [_chunk(step.prefix)])
+            run_chunks(model, cache, attention, [_chunk(step.prefix)], slots)
         if step.copies:
-            self.cache.copy_blocks(list(step.copies))
+            cache.copy_blocks(list(step.copies))
         if not step.runs:
             return {}
-        logits = run_chunks(self.model, self.cache, self.attention, [_chunk(r) for r in step.runs])
+        logits = run_chunks(model, cache, attention, [_chunk(r) for r in step.runs], slots)
         next_ids = logits.argmax(dim=-1).tolist()
         return {r.req_id: t for r, t in zip(step.runs, next_ids, strict=True) if r.sample}
 
