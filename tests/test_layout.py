@@ -37,7 +37,10 @@ LEVELS = [
     (3, ("paged.simulator", "paged.experiments", "paged.preemption_cost")),
     (4, ("paged.attention",)),
     (5, ("paged.model", "paged.exercises", "paged.gpu")),
-    (6, ("paged.engines", "paged.learner")),  # engines beside the course's: real ones, the learner's
+    (
+        6,
+        ("paged.engines", "paged.learner"),
+    ),  # engines beside the course's: real ones, the learner's
     (7, ("paged.viz",)),
     (8, ("paged.course",)),
     (9, ("paged",)),  # the package itself: importing from it runs everything

@@ -489,6 +489,23 @@ def test_same_tokens_as_transformers_generate(model, hf_model):
     assert "reference" in out.attention and out.device == "cpu"
 
 
+def test_the_learners_engine_gives_transformers_tokens(model, hf_model, tmp_path, monkeypatch):
+    """Chapter 13's engine, every model answer kept as the learner's: its pieces place the K and
+    V and read them back (block size 4, the gather path of a CPU), and transformers' `generate`
+    on the same prompts gives the same tokens."""
+    from test_learner import keep_every_model_answer
+
+    from paged import learner
+
+    monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path))
+    keep_every_model_answer(tmp_path)
+    mine = learner.generate(model, PROMPTS[:2], max_new_tokens=12, block_size=4)
+    assert mine.difference is None and mine.calls["gather"] > 0
+    for ids, tokens in zip(pm.prompt_ids(model, PROMPTS[:2]), mine.tokens, strict=True):
+        expected = hf_model.generate(torch.tensor([ids]), max_new_tokens=12, do_sample=False)
+        assert tokens == expected[0, len(ids) :].tolist()
+
+
 def test_paged_admits_more_than_max_in_the_same_budget(model):
     """Same tokens under both policies; paging runs a larger batch (and recomputes when short)."""
     prompts = [*PROMPTS, "Say hello."]

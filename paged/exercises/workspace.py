@@ -222,6 +222,9 @@ def _import_order(line: str) -> tuple:
 def file_text(name: str, fn) -> str:
     """The workspace file of answer `fn` to exercise `name` (raises CannotKeep)."""
     source = _source(fn)
+    for cell_name in _plain(fn).__code__.co_freevars:  # a function defined inside another
+        why = READS_OBJECT.format(global_name=cell_name, kind="closure")
+        raise CannotKeep(why)
     lines, helpers = _imports_and_helpers(fn, source, {name})
     date = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     head = HEADER.format(name=name, date=date)

@@ -18,8 +18,8 @@ import copy
 from collections import Counter
 from pathlib import Path
 
-from ..exercises import SPECS
-from ..exercises.contract import short
+from ..exercises import SPECS, core
+from ..exercises.contract import changed, short, snapshot
 from ..exercises.core import Raised, named
 from ..text import msg
 
@@ -75,10 +75,11 @@ class Referee:
     def where(self, name: str) -> str:
         return self.pieces[name].shown
 
-    def call(self, name: str, args: tuple, want, same=None):
+    def call(self, name: str, args: tuple, want, same=None, plain: bool = False):
         """The answer of piece `name` to `args`: the learner's, once it agrees with `want` (the
         course's answer, in the form the spec compares), or `want` where none is written.
-        `same(got, want)` replaces the spec's comparison (block hashes: any names will do)."""
+        `same(got, want)` replaces the spec's comparison (block hashes: any names will do);
+        `plain`: one plain call, where the checker calls fn on a family of cases at once."""
         piece = self.pieces[name]
         if piece.fn is None:
             return want
@@ -86,22 +87,26 @@ class Referee:
         tensors = {i: a for i, a in enumerate(args) if hasattr(a, "is_inference")}  # not copied
         given = copy.deepcopy(args, {id(t): t for t in tensors.values()})
         versions = {i: _version(t) for i, t in tensors.items()}
+        before = [None if i in tensors else snapshot(a) for i, a in enumerate(args)]
         try:
-            raw, got = spec.observe(piece.fn, given)
+            raw, got = (core.plain if plain else spec.observe)(piece.fn, given)
         except Exception as error:
-            raise self._stop(RAISED, name, args, want, error=self._raised(error, piece)) from None
+            error = self._raised(error, piece)
+            raise self._stop(RAISED, name, args, want, plain, error=error) from None
+        after = [None if i in tensors else a for i, a in enumerate(given)]
+        arg = changed(before, after, spec.params, spec.mutable)  # what it was to leave alone
         for i, t in tensors.items():
-            if not _same_version(t, versions[i]):
-                text = CHANGED.format(
-                    step=self.step, piece=name, where=piece.shown, arg=spec.params[i]
-                )
-                raise Difference(text, name, self.step)
+            arg = arg or (None if _same_version(t, versions[i]) else spec.params[i])
+        if arg is not None:
+            text = CHANGED.format(step=self.step, piece=name, where=piece.shown, arg=arg)
+            raise Difference(text, name, self.step)
         same = same or (spec.same if spec.same_for is None else spec.same_for(args))
         if not _agree(same, got, want):
-            raise self._stop(PARTED, name, args, want, got=(spec.show or short)(got))
-        why = spec.contract(raw, args) if spec.contract is not None else None
+            shown = short if plain else (spec.show or short)
+            raise self._stop(PARTED, name, args, want, plain, got=shown(got))
+        why = spec.contract(raw, args) if spec.contract is not None and not plain else None
         if why:
-            given_text = self._describe(name, args)
+            given_text = self._describe(name, args, plain)
             text = BROKEN.format(
                 step=self.step, piece=name, where=piece.shown, given=given_text, why=why
             )
@@ -109,17 +114,18 @@ class Referee:
         self.calls[name] += 1
         return got
 
-    def _describe(self, name: str, args: tuple) -> str:
+    def _describe(self, name: str, args: tuple, plain: bool = False) -> str:
         spec = SPECS[name]
-        return (spec.describe or named(*spec.params))(args)
+        return (named(*spec.params) if plain else spec.describe or named(*spec.params))(args)
 
-    def _stop(self, template, name, args, want, **fields) -> Difference:
+    def _stop(self, template, name, args, want, plain, **fields) -> Difference:
+        show = short if plain else (SPECS[name].show or short)
         text = template.format(
             step=self.step,
             piece=name,
             where=self.where(name),
-            given=self._describe(name, args),
-            want=(SPECS[name].show or short)(want),
+            given=self._describe(name, args, plain),
+            want=show(want),
             **fields,
         )
         return Difference(text, name, self.step)

@@ -59,7 +59,7 @@ class YourPagedPool(PagedPool):
             return course
         tokens = [*q.request.prompt_token_ids, *q.output_ids]
         args = (tokens, self.block_size)
-        return list(self.referee.call("block_hashes", args, course, same=_names_alike))
+        return list(self.referee.call("block_hashes", args, course, _names_alike, plain=True))
 
 
 class YourContiguousPool(ContiguousPool):
