@@ -91,6 +91,70 @@ def test_sync_copies_code_and_keeps_translations(tmp_path, monkeypatch):
     assert editions.stale(en_dir / path.name) == []  # Korean text untouched, still in step
 
 
+ENGLISH_CELL = 'n = 3  # blocks\nprint(f"{n} blocks held")\nassert n == 3, "three blocks"'
+KOREAN_CELL = 'n = 3  # 블록 수\nprint(f"블록 {n}개를 쥐고 있습니다")\nassert n == 3, "블록 세 개"'
+
+
+def _korean_code_cell(tmp_path, monkeypatch):
+    """One chapter whose first plain code cell is ENGLISH_CELL, its Korean twin KOREAN_CELL."""
+    path = CHAPTERS[1]
+    en_dir, ko_dir = scratch_editions(tmp_path, monkeypatch, path)
+    en = nbformat.read(en_dir / path.name, as_version=4)
+    ko = nbformat.read(ko_dir / path.name, as_version=4)
+    i = next(i for i, c in enumerate(en.cells[2:], 2) if c.cell_type == "code")
+    en.cells[i].source, ko.cells[i].source = ENGLISH_CELL, KOREAN_CELL
+    ko.cells[i].metadata["en_sha"] = editions.literals_sha(ENGLISH_CELL)
+    nbformat.write(en, en_dir / path.name)
+    nbformat.write(ko, ko_dir / path.name)
+    return en_dir / path.name, ko_dir / path.name, en.cells[i].id
+
+
+def test_a_code_cell_may_say_in_korean_what_it_prints(tmp_path, monkeypatch):
+    """The same program, its strings and comments in the edition's language."""
+    en_path, ko_path, cell_id = _korean_code_cell(tmp_path, monkeypatch)
+    assert editions.program(ENGLISH_CELL) == editions.program(KOREAN_CELL)
+    assert editions.stale(en_path) == []
+    ko = nbformat.read(ko_path, as_version=4)
+    cell = next(c for c in ko.cells if c.id == cell_id)
+    cell.source = cell.source.replace("n == 3", "n == 4")  # another program: stale
+    nbformat.write(ko, ko_path)
+    assert editions.stale(en_path) == [
+        f"{ko_path.name}: code cell {cell_id} differs from the English one"
+    ]
+
+
+def test_an_english_string_edit_makes_the_korean_strings_stale(tmp_path, monkeypatch):
+    en_path, ko_path, cell_id = _korean_code_cell(tmp_path, monkeypatch)
+    en = nbformat.read(en_path, as_version=4)
+    cell = next(c for c in en.cells if c.id == cell_id)
+    cell.source = cell.source.replace("blocks held", "blocks in use")
+    nbformat.write(en, en_path)
+    assert editions.stale(en_path) == [
+        f"{ko_path.name}: code cell {cell_id} translates older English strings"
+    ]
+
+
+def test_sync_carries_the_korean_strings_into_new_english_code(tmp_path, monkeypatch):
+    en_path, ko_path, cell_id = _korean_code_cell(tmp_path, monkeypatch)
+    en = nbformat.read(en_path, as_version=4)
+    cell = next(c for c in en.cells if c.id == cell_id)
+    cell.source = cell.source.replace("n = 3", "n = 1 + 2")  # the code, not its strings
+    nbformat.write(en, en_path)
+    assert editions.sync(en_path) == [
+        f"{ko_path.name}: code cell {cell_id}: Korean strings carried over"
+    ]
+    ko = nbformat.read(ko_path, as_version=4)
+    assert next(c for c in ko.cells if c.id == cell_id).source == KOREAN_CELL.replace(
+        "n = 3", "n = 1 + 2"
+    )
+    assert editions.stale(en_path) == []
+    cell.source += '\nprint("one more line")'  # one more string: the Korean ones do not fit
+    nbformat.write(en, en_path)
+    assert editions.sync(en_path) == [
+        f"{ko_path.name}: code cell {cell_id} copied (its Korean strings did not fit: translate again)"
+    ]
+
+
 def test_repointing_the_course_leaves_translations_in_step(tmp_path, monkeypatch):
     """`python -m paged.course --repo` rewrites both editions' badges; no translation goes stale."""
     from paged.course import colab as course
