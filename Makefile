@@ -57,7 +57,8 @@ XDIST = $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # -rs prints why a test skipped (no GPU; no Chromium; no Colab-like venv).
 # The tests pin torch to one thread (paged.model reads it): steady timings on a shared machine,
 # the floating-point order of the committed outputs. A learner's `make lab` uses every core.
-PYTEST = PAGED_NUM_THREADS=1 $(BIN)/python -m pytest -p no:cacheprovider -rs $(XDIST)
+# No test keeps an answer in a learner's workspace (PAGED_WORKSPACE=off; chapter 13 reads it).
+PYTEST = PAGED_NUM_THREADS=1 PAGED_WORKSPACE=off $(BIN)/python -m pytest -p no:cacheprovider -rs $(XDIST)
 
 # What a learner runs: lint, the library's tests, the English chapters under strict nbval.
 test: lint
@@ -136,7 +137,7 @@ COLAB_TESTS = tests/test_widgets.py tests/test_viz.py tests/test_fonts.py tests/
               tests/test_attention.py tests/test_kernel_steps.py tests/test_exercises_triton.py
 COLAB_CHAPTERS = $(filter-out notebooks/10_% notebooks/11_% notebooks/12_%,$(wildcard notebooks/[0-9]*.ipynb))
 test-colab: $(COLAB_STAMP) setup
-	PAGED_NUM_THREADS=1 PYTHONPATH=$(CURDIR) $(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -rs $(XDIST) \
+	PAGED_NUM_THREADS=1 PAGED_WORKSPACE=off PYTHONPATH=$(CURDIR) $(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -rs $(XDIST) \
 	    $(COLAB_TESTS) $(COLAB_CHAPTERS) $(NBVAL)
 	PAGED_COLAB_VENV=$(abspath $(COLAB_VENV)) $(PYTEST) tests/test_colab_setup.py
 

@@ -19,7 +19,6 @@ import pytest
 
 from paged import learner, workloads
 from paged.exercises import answers, check_append_slot, check_wasted_slots, workspace
-from paged.exercises.workspace import ENGINE_PIECES
 from paged.learner import pieces as piece_table
 from paged.scheduler import Scheduler
 
@@ -31,12 +30,6 @@ def ws(tmp_path, monkeypatch):
     """An empty workspace of this test's own."""
     monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path / "ws"))
     return tmp_path / "ws"
-
-
-def keep_every_model_answer(where: Path) -> None:
-    where.mkdir(parents=True, exist_ok=True)
-    for name in ENGINE_PIECES:
-        (where / f"{name}.py").write_text(workspace.file_text(name, answers.find(name)))
 
 
 def write(where: Path, name: str, source: str) -> Path:
@@ -224,7 +217,7 @@ USES = {
 
 @pytest.mark.parametrize("run", RUNS)
 def test_every_model_answer_kept_the_engine_is_the_courses_step_for_step(ws, run):
-    keep_every_model_answer(ws)
+    workspace.keep_model_answers(ws)
     requests, policy, options = RUNS[run]
     mine = learner.simulate(requests, policy, record_layout=True, **options)
     course = Scheduler(requests, policy, record_layout=True, **options).run()
@@ -344,7 +337,7 @@ WRONG = {  # (run, piece, source): each stops the engine at its first differing 
 @pytest.mark.parametrize("case", WRONG)
 def test_a_wrong_piece_stops_the_engine_at_its_first_differing_step(ws, case, capsys):
     run, piece, source = WRONG[case]
-    keep_every_model_answer(ws)
+    workspace.keep_model_answers(ws)
     write(ws, piece, source)
     requests, policy, options = RUNS[run]
     mine = learner.simulate(requests, policy, **options)
@@ -357,7 +350,7 @@ def test_a_wrong_piece_stops_the_engine_at_its_first_differing_step(ws, case, ca
 
 
 def test_a_piece_that_raises_is_named_with_its_file_and_line(ws):
-    keep_every_model_answer(ws)
+    workspace.keep_model_answers(ws)
     write(
         ws,
         "take_blocks",
@@ -374,7 +367,7 @@ def test_a_piece_that_raises_is_named_with_its_file_and_line(ws):
 
 
 def test_a_piece_that_changes_what_it_must_leave_alone_is_named(ws):
-    keep_every_model_answer(ws)
+    workspace.keep_model_answers(ws)
     write(
         ws,
         "free_blocks",
@@ -393,7 +386,7 @@ def test_a_piece_that_changes_what_it_must_leave_alone_is_named(ws):
 
 
 def test_right_values_of_the_wrong_type_are_named(ws):
-    keep_every_model_answer(ws)
+    workspace.keep_model_answers(ws)
     write(
         ws,
         "append_slot",
@@ -410,7 +403,7 @@ def test_right_values_of_the_wrong_type_are_named(ws):
 
 
 def test_the_engine_holds_equal_under_both_languages(ws, monkeypatch):
-    keep_every_model_answer(ws)
+    workspace.keep_model_answers(ws)
     write(ws, "admit", WRONG["no_watermark"][2])
     monkeypatch.setenv("PAGED_LANG", "ko")
     requests, policy, options = RUNS["preempting"]

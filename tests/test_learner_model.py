@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import pytest
 from model_needs import need
-from test_learner import keep_every_model_answer, write
+from test_learner import write
 
 import paged.model as pm
 from paged import learner
+from paged.exercises import workspace
 from paged.exercises.answers import source
 from paged.model.shared_prompt import LIBRARY_SYSTEM
 from paged.model.tenants import CHAPTER12_QUESTIONS, MUSEUM_SYSTEM
@@ -40,7 +41,7 @@ def model():
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
     monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path / "ws"))
-    keep_every_model_answer(tmp_path / "ws")
+    workspace.keep_model_answers(tmp_path / "ws")
     return tmp_path / "ws"
 
 

@@ -493,12 +493,11 @@ def test_the_learners_engine_gives_transformers_tokens(model, hf_model, tmp_path
     """Chapter 13's engine, every model answer kept as the learner's: its pieces place the K and
     V and read them back (block size 4, the gather path of a CPU), and transformers' `generate`
     on the same prompts gives the same tokens."""
-    from test_learner import keep_every_model_answer
-
     from paged import learner
+    from paged.exercises import workspace
 
     monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path))
-    keep_every_model_answer(tmp_path)
+    workspace.keep_model_answers(tmp_path)
     mine = learner.generate(model, PROMPTS[:2], max_new_tokens=12, block_size=4)
     assert mine.difference is None and mine.calls["gather"] > 0
     for ids, tokens in zip(pm.prompt_ids(model, PROMPTS[:2]), mine.tokens, strict=True):

