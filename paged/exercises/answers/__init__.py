@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+
+from ...text import msg
 
 # Topic modules, searched in order; kernels import triton, so they load only when asked.
 MODULES = ("memory", "attention", "basics", "kernels", "serving", "prefix", "block_pool")
@@ -31,6 +34,19 @@ def source(name: str) -> str:
     return inspect.getsource(fn)
 
 
+DECLINED = msg(
+    "solution({name!r}): model answers are switched off here (PAGED_SOLUTIONS=off, as in a graded "
+    "run); the checker's hints still say what a wrong answer got wrong.",
+    "solution({name!r}): 이곳에서는 모범 답안을 볼 수 없습니다(PAGED_SOLUTIONS=off, 채점하는 실행처럼). "
+    "채점기의 힌트는 틀린 답이 무엇을 틀렸는지 여전히 알려 줍니다.",
+)
+
+
 def solution(name: str) -> None:
-    """Print a model answer (after you tried: the checker's hints are worth more)."""
+    """Print a model answer (after you tried: the checker's hints are worth more); with
+    `PAGED_SOLUTIONS=off` (a graded run) it declines."""
+    find(name)  # an unknown name is named as such, switched off or not
+    if os.environ.get("PAGED_SOLUTIONS", "").strip().lower() == "off":
+        print(DECLINED.format(name=name))
+        return
     print(source(name))
