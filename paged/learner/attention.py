@@ -37,7 +37,7 @@ KERNEL_TOL = 1e-3
 NAMES = {
     "gather": msg(
         "your gather through the block tables (prefill and decode), the course's softmax",
-        "여러분의 gather로 블록 테이블을 거쳐 읽기(prefill과 디코드), 소프트맥스는 과정의 것",
+        "여러분의 gather로 블록 테이블을 거쳐 읽기(prefill과 디코드), 소프트맥스는 코스의 것",
     ),
     "decode_one_head": msg(
         "decode: your decode_one_head, head by head; prefill: your gather",
@@ -54,9 +54,9 @@ KERNEL_PARTED = msg(
     "Your engine and the course's part at step {step}: your online_softmax_kernel ({where}) "
     "decoded sequence {seq} (length {seq_len}, block table {table}), query head {head}, to "
     "{got}; the course's decode gives {want} (tolerance {tol:g}).",
-    "여러분의 엔진과 과정의 엔진이 {step}단계에서 갈라집니다. 여러분의 online_softmax_kernel"
+    "여러분의 엔진과 코스의 엔진이 {step}단계에서 갈라집니다. 여러분의 online_softmax_kernel"
     "({where})이 디코드한 값: 시퀀스 {seq}(길이 {seq_len}, 블록 테이블 {table}), 쿼리 헤드 {head}, "
-    "{got}. 과정의 디코드: {want} (허용 오차 {tol:g}).",
+    "{got}. 코스의 디코드: {want} (허용 오차 {tol:g}).",
 )
 KERNEL_RAISED = msg(
     "Your engine stops at step {step}: your online_softmax_kernel ({where}) did not run: {error}",

@@ -35,20 +35,20 @@ SERVED = msg("{policy}: requests your engine answered", "{policy}: 여러분의 
 STEP_PARTS = msg(
     "Your engine and the course's part at step {step} ({phase} phase): {what}: yours {mine}, "
     "the course's {theirs}. {who}",
-    "여러분의 엔진과 과정의 엔진이 {step}단계({phase} 단계)에서 갈라집니다. {what}: 여러분의 것 "
-    "{mine}, 과정의 것 {theirs}. {who}",
+    "여러분의 엔진과 코스의 엔진이 {step}단계({phase} 단계)에서 갈라집니다. {what}: 여러분의 것 "
+    "{mine}, 코스의 것 {theirs}. {who}",
 )
 DECIDED_BY = msg("Your pieces that decide it: {names}.", "이것을 정하는 여러분의 부품: {names}.")
 NO_PIECE = msg(
     "None of your pieces decides it: this is the course's own bug; please report it.",
-    "이것을 정하는 여러분의 부품은 없습니다. 과정 자체의 버그이니 알려 주세요.",
+    "이것을 정하는 여러분의 부품은 없습니다. 코스 자체의 버그이니 알려 주세요.",
 )
 TOKEN_PARTS = msg(
     "Your engine and the course's part at step {step}: request {req} sampled token {got} as its "
     "token {i}, where the course's run sampled {want}. Every piece agreed with the course's where "
     "it was called (attention to within {gap:.2g}).",
-    "여러분의 엔진과 과정의 엔진이 {step}단계에서 갈라집니다. 요청 {req}의 {i}번째 토큰: 여러분의 "
-    "엔진은 {got}, 과정의 실행은 {want}. 불린 곳마다 모든 부품이 과정의 것과 같았습니다(어텐션은 "
+    "여러분의 엔진과 코스의 엔진이 {step}단계에서 갈라집니다. 요청 {req}의 {i}번째 토큰: 여러분의 "
+    "엔진은 {got}, 코스의 실행은 {want}. 불린 곳마다 모든 부품이 코스의 것과 같았습니다(어텐션은 "
     "{gap:.2g} 이내).",
 )
 FIELDS = {  # what a step or its record holds -> its name, and the pieces that decide it

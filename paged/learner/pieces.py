@@ -66,14 +66,14 @@ ROLES = {  # piece -> (the chapter that teaches it, its job in the engine)
         9,
         msg(
             "which requests a step preempts (the course's rules)",
-            "한 단계가 선점할 요청(과정의 규칙)",
+            "한 단계가 선점할 요청(코스의 규칙)",
         ),
     ),
     "admit": (
         10,
         msg(
             "which waiting requests a step admits (the course's rules)",
-            "한 단계가 수락할 대기 요청(과정의 규칙)",
+            "한 단계가 수락할 대기 요청(코스의 규칙)",
         ),
     ),
     "block_hashes": (
@@ -104,7 +104,7 @@ ROLES = {  # piece -> (the chapter that teaches it, its job in the engine)
 assert tuple(ROLES) == workspace.ENGINE_PIECES
 
 YOURS = msg("yours", "여러분의 것")
-COURSE = msg("the course's", "과정의 것")
+COURSE = msg("the course's", "코스의 것")
 PIECE, CHAPTER, WHOSE, JOB = (
     msg("piece", "부품"),
     msg("chapter", "장"),

@@ -26,14 +26,14 @@ from ..text import msg
 PARTED = msg(
     "Your engine and the course's part at step {step}: your {piece} ({where}) was given {given}, "
     "and returned {got}; the course's returned {want}.",
-    "여러분의 엔진과 과정의 엔진이 {step}단계에서 갈라집니다. 여러분의 부품 {piece}({where})에 "
-    "준 인자: {given}. 돌려준 값: {got}. 과정의 부품이 돌려준 값: {want}.",
+    "여러분의 엔진과 코스의 엔진이 {step}단계에서 갈라집니다. 여러분의 부품 {piece}({where})에 "
+    "준 인자: {given}. 돌려준 값: {got}. 코스의 부품이 돌려준 값: {want}.",
 )
 RAISED = msg(
     "Your engine stops at step {step}: your {piece} ({where}) was given {given}, and raised "
     "{error}; the course's returned {want}.",
     "여러분의 엔진이 {step}단계에서 멈춥니다. 여러분의 부품 {piece}({where})에 준 인자: {given}. "
-    "일으킨 예외: {error}. 과정의 부품이 돌려준 값: {want}.",
+    "일으킨 예외: {error}. 코스의 부품이 돌려준 값: {want}.",
 )
 CHANGED = msg(
     "Your engine stops at step {step}: your {piece} ({where}) changed `{arg}`, which it was "
