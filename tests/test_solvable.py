@@ -155,5 +155,5 @@ def test_the_last_chapter_runs_on_every_model_answer_kept(edition, tmp_path, mon
         for out in cell.get("outputs", [])
         if out.get("output_type") == "stream"
     )
-    mine = "13 of them are yours" if not edition else "13개 중 13개가 여러분의 것"
+    mine = "13 of them are yours" if not edition else "그 가운데 13개가 여러분의 것"
     assert mine in printed, printed[:2000]
