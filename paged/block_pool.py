@@ -126,7 +126,7 @@ class CachingAllocator(PagedAllocator):
                 self.num_shared_refs += 1
             self._ref_counts[b] += 1
         new = num_blocks_for(n, self.block_size) - len(hits)
-        self._tables[seq_id] = list(hits) + [self._take() for _ in range(new)]
+        self._tables[seq_id] = list(hits) + self.take_new(new)
         self._num_tokens[seq_id] = n
         self.num_cached_of[seq_id] = len(hits)
         return list(self._tables[seq_id])
@@ -174,6 +174,11 @@ class CachingAllocator(PagedAllocator):
         for b in last:
             self.free_block_ids.append(b)
         del self._tables[seq_id], self._num_tokens[seq_id], self.num_cached_of[seq_id]
+
+    def take_new(self, n: int) -> list[int]:
+        """An allocation's `n` new blocks, from the queue's front (a learner's engine takes them
+        with its own `take_blocks`: `paged.learner`)."""
+        return [self._take() for _ in range(n)]
 
     # ---- internals -------------------------------------------------------------------------
     def _take(self) -> int:

@@ -105,8 +105,8 @@ class PagedAllocator:
             raise ValueError(f"seq_id {seq_id!r} already allocated")
         needed = num_blocks_for(n, self.block_size)
         self._ensure_free(needed, f"allocate {n} tokens for {seq_id!r}")
-        self._tables[seq_id] = [self._take() for _ in range(needed)]
-        self._num_tokens[seq_id] = n
+        self._tables[seq_id], self._num_tokens[seq_id] = [], 0
+        self._extend(seq_id, n)
         return list(self._tables[seq_id])
 
     def blocks_needed_to_append(self, seq_id, num_tokens: int = 1) -> int:
@@ -132,11 +132,18 @@ class PagedAllocator:
         full shared blocks are never written again, so they stay shared.
         """
         needed = self.blocks_needed_to_append(seq_id, num_tokens)
-        table, n = self._tables[seq_id], self._num_tokens[seq_id]
-        if needed == 0 and num_tokens <= -n % self.block_size:  # fits the private last block
-            self._num_tokens[seq_id] = n + num_tokens
-            return []
         self._ensure_free(needed, f"append {num_tokens} tokens to {seq_id!r}")
+        return self._extend(seq_id, num_tokens)
+
+    def _extend(self, seq_id, num_tokens: int) -> list[tuple[int, int]]:
+        """Give `seq_id` `num_tokens` more slots, the free blocks counted already; the blocks to
+        copy (a learner's engine does it one token at a time: `paged.learner`)."""
+        table, n = self._tables[seq_id], self._num_tokens[seq_id]
+        if num_tokens == 0 or (
+            num_tokens <= -n % self.block_size and self._ref_counts[table[-1]] == 1
+        ):
+            self._num_tokens[seq_id] = n + num_tokens  # fits the private last block
+            return []
         copies = []
         if num_tokens and n % self.block_size and self._ref_counts[table[-1]] > 1:
             src, dst = table[-1], self._take()

@@ -22,8 +22,7 @@ from collections import deque
 
 from ..block_pool import CachingAllocator, FreeBlockQueue
 from ..contiguous import ContiguousAllocator
-from ..errors import require_int
-from ..paging import PagedAllocator, num_blocks_for
+from ..paging import PagedAllocator
 
 
 def _twin(a, cls):
@@ -49,21 +48,8 @@ class YourAllocator(PagedAllocator):
         self.referee = referee
         super().__init__(*args, **kwargs)
 
-    def allocate(self, seq_id, num_tokens: int) -> list[int]:
-        """Create `seq_id` and give it `num_tokens` slots, one token at a time."""
-        n = require_int("num_tokens", num_tokens, at_least=0)
-        if seq_id in self._tables:
-            raise ValueError(f"seq_id {seq_id!r} already allocated")
-        self._ensure_free(num_blocks_for(n, self.block_size), f"allocate {n} tokens for {seq_id!r}")
-        self._tables[seq_id], self._num_tokens[seq_id] = [], 0
-        for _ in range(n):
-            self.next_slot(seq_id)
-        return list(self._tables[seq_id])
-
-    def append(self, seq_id, num_tokens: int = 1) -> list[tuple[int, int]]:
-        """Grow `seq_id` by `num_tokens`, one at a time; the blocks to copy on write."""
-        needed = self.blocks_needed_to_append(seq_id, num_tokens)
-        self._ensure_free(needed, f"append {num_tokens} tokens to {seq_id!r}")
+    def _extend(self, seq_id, num_tokens: int) -> list[tuple[int, int]]:
+        """One token at a time (a prefill's too), each through `next_slot`."""
         return [c for _ in range(num_tokens) for c in self.next_slot(seq_id)]
 
     def next_slot(self, seq_id) -> list[tuple[int, int]]:
@@ -107,43 +93,22 @@ class YourCachingAllocator(CachingAllocator):
         args = (list(hashes), num_tokens, self.block_size, cached)
         return list(self.referee.call("computed_blocks", args, want))
 
-    def allocate_cached(self, seq_id, num_tokens: int, hits: list[int]) -> list[int]:
-        """As the library's, but the new blocks are `take_blocks`' (its evictions with them)."""
-        n = require_int("num_tokens", num_tokens, at_least=0)
-        if seq_id in self._tables:
-            raise ValueError(f"seq_id {seq_id!r} already allocated")
-        if len(hits) * self.block_size > n:
-            raise ValueError(f"{len(hits)} cached blocks hold more than {n} tokens")
-        for b in hits:
-            if self.block_hash.get(b) is None:
-                raise ValueError(f"block {b!r} is not cached: it cannot be shared as a hit")
-        self._ensure_free(self.num_blocks_to_allocate(n, hits), f"allocate {n} tokens")
-        for b in hits:  # vLLM's touch: the library's bookkeeping
-            if self._ref_counts[b] == 0:
-                self.free_block_ids.remove(b)
-            else:
-                self.num_shared_refs += 1
-            self._ref_counts[b] += 1
-        new = num_blocks_for(n, self.block_size) - len(hits)
+    def take_new(self, n: int) -> list[int]:
+        """An allocation's new blocks, as `take_blocks` says (their hashes evicted with them)."""
         twin = _twin(self, CachingAllocator)
         before = dict(twin.block_hash)
-        taken = [twin._take() for _ in range(new)]
+        taken = twin.take_new(n)
         want = (taken, [before[b] for b in taken if b in before])
-        args = (list(self.free_block_ids), new, dict(self.block_hash))
+        args = (list(self.free_block_ids), n, dict(self.block_hash))
         taken, _ = self.referee.call("take_blocks", args, want)
         for b in taken:
             self.free_block_ids.remove(b)
             self.claim(b)  # its hash evicted, as the piece said
-        self._tables[seq_id] = list(hits) + list(taken)
-        self._num_tokens[seq_id] = n
-        self.num_cached_of[seq_id] = len(hits)
-        return list(self._tables[seq_id])
+        return list(taken)
 
-    def append(self, seq_id, num_tokens: int = 1) -> list[tuple[int, int]]:
-        """Grow `seq_id` one token at a time through `append_slot` (nothing is copied: prefix
-        caching shares only full blocks)."""
-        needed = self.blocks_needed_to_append(seq_id, num_tokens)
-        self._ensure_free(needed, f"append {num_tokens} tokens to {seq_id!r}")
+    def _extend(self, seq_id, num_tokens: int) -> list[tuple[int, int]]:
+        """One token at a time through `append_slot` (nothing is copied: prefix caching shares
+        only full blocks)."""
         for _ in range(num_tokens):
             table, n = self._tables[seq_id], self._num_tokens[seq_id]
             twin = _twin(self, CachingAllocator)
