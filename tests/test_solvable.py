@@ -29,6 +29,7 @@ from paged.course.cells import (
     checker_calls_per_cell,
     exercise_cells,
     needed_cells,
+    printed,
 )
 from paged.exercises import answers
 
@@ -58,14 +59,8 @@ def solve(path: Path, cwd: Path = NOTEBOOKS, timeout: int = 600):
     NotebookClient(
         nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
     ).execute()
-    printed = "".join(
-        out.get("text", "")
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for out in cell.get("outputs", [])
-        if out.get("output_type") == "stream"
-    )
-    verdicts = [m.group(0) for m in VERDICT.finditer(printed)]
+    text = printed(nb)
+    verdicts = [m.group(0) for m in VERDICT.finditer(text)]
     return [name for _, name in tagged], verdicts, checker_calls(nb)
 
 
@@ -148,12 +143,6 @@ def test_the_last_chapter_runs_on_every_model_answer_kept(edition, tmp_path, mon
     NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()
-    printed = "".join(
-        out.get("text", "")
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for out in cell.get("outputs", [])
-        if out.get("output_type") == "stream"
-    )
+    text = printed(nb)
     mine = "13 of them are yours" if not edition else "그 가운데 13개가 여러분의 것"
-    assert mine in printed, printed[:2000]
+    assert mine in text, text[:2000]

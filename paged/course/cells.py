@@ -221,3 +221,14 @@ def needed_cells(nb, exercises: set[str], calls: list[int]) -> dict[int, str]:
                 ast.unparse(st) for st in body if isinstance(st, ast.Import | ast.ImportFrom)
             )
     return run
+
+
+def printed(nb) -> str:
+    """What an executed notebook's code cells printed (their stream outputs), in order."""
+    return "".join(
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream"
+    )

@@ -25,7 +25,7 @@ import sys
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
-from .cells import VERDICT, checker_calls_per_cell, exercise_cells, needed_cells
+from .cells import VERDICT, checker_calls_per_cell, exercise_cells, needed_cells, printed
 
 ENV = {"PAGED_LANG": "en", "PAGED_SOLUTIONS": "off", "PAGED_WORKSPACE": "off"}
 KINDS = {"correct": "correct", "not yet": "not yet"}  # every other verdict is "wrong"
@@ -113,13 +113,7 @@ def grade_notebook(path: Path, timeout: int = 900) -> list[Row]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    printed = "".join(
-        out.get("text", "")
-        for cell in nb.cells
-        for out in cell.get("outputs", [])
-        if out.get("output_type") == "stream"
-    )
-    return rows_from(printed, str(path))
+    return rows_from(printed(nb), str(path))
 
 
 # A workspace file, checked in a fresh process: its checker, on the function it keeps.
