@@ -70,6 +70,14 @@ def _vector(t) -> str:
     return f"[{values}, ...]" if len(t) > 4 else f"[{values}]"
 
 
+def exercise_row(block_table_row, seq_len: int, block_size: int):
+    """A sequence's block-table row as chapter 5's exercises hand it: -1 past its last block
+    (the engine's batched tables pad with block 0)."""
+    row = block_table_row.clone()
+    row[-(-seq_len // block_size) :] = -1
+    return row
+
+
 class GatheredDecode(BatchedDecode):
     """The course's batched decode, its K and V read by `gather`, one sequence at a time."""
 
@@ -103,8 +111,9 @@ class HeadByHead:
         group = q.shape[1] // k_cache.shape[2]
         out = torch.empty_like(q)
         for i, n in enumerate(self.seq_lens):
+            row = exercise_row(self.block_table[i], n, k_cache.shape[1])
             for h in range(q.shape[1]):
-                args = (q[i, h], k_cache, v_cache, self.block_table[i], n, h // group, self.scale)
+                args = (q[i, h], k_cache, v_cache, row, n, h // group, self.scale)
                 out[i, h] = self.referee.call("decode_one_head", args, want[i, h])
         return out
 
@@ -178,7 +187,8 @@ def your_attention(referee, device, mode: str) -> AttentionBackend:
 
     def gather(cache, block_table_row, seq_len):
         want = gather_kv(cache, block_table_row, seq_len)
-        return referee.call("gather", (cache, block_table_row, seq_len), want)
+        row = exercise_row(block_table_row, seq_len, cache.shape[1])
+        return referee.call("gather", (cache, row, seq_len), want)
 
     prefill = functools.partial(prefill_attention, gather=gather)
     decode_step = course.decode_step
