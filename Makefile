@@ -99,10 +99,15 @@ bench: setup
 .PHONY: gpu-check gpu-check-dry
 gpu-check: setup
 	@$(BIN)/python -m paged.gpu.check --out test-output/gpu-check
+	@# chapter 13's engine: the learner's kernel (every model answer kept) decodes chapter 10's run
+	-$(BIN)/python -m paged.course.engine_bench --attention kernel --repeats 1 \
+	    --json test-output/gpu-check/your_engine.json
 
 # The same steps without a GPU: tiny shapes on Triton's CPU interpreter (plumbing, no numbers).
 gpu-check-dry: setup
 	$(BIN)/python -m paged.gpu.check --dry-run --out test-output/gpu-check-dry
+	$(BIN)/python -m paged.course.engine_bench --device cpu --attention kernel --repeats 1 \
+	    --prompts 1 --new-tokens 3 --json test-output/gpu-check-dry/your_engine.json
 
 # After forking: point every badge and setup cell at your repository (see README, Colab).
 .PHONY: colab-links colab-venv test-colab

@@ -9,6 +9,8 @@ tokens for the same prompts are compared in test_model.py, beside its transforme
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from model_needs import need
 from test_learner import write
@@ -117,3 +119,18 @@ def test_a_gather_that_leaves_out_the_last_block_is_named_at_the_first_prefill(m
     mine = learner.generate(model, PROMPTS[:2], 4)
     assert mine.difference is not None and "your gather" in mine.difference
     assert "step 0" in mine.difference and "gather.py" in mine.difference
+
+
+def test_the_benchmark_times_both_engines_and_checks_their_tokens(model, tmp_path, capsys):
+    """`python -m paged.course.engine_bench` (a benchmark, not a test of speed: no time is asserted)."""
+    from paged.course import engine_bench
+
+    out = tmp_path / "engine.json"
+    args = ["--repeats", "1", "--prompts", "2", "--new-tokens", "3", "--json", str(out)]
+    assert engine_bench.main(args) == 0
+    result = json.loads(out.read_text())
+    assert result["same_tokens"] and result["calls"]["gather"] > 0
+    assert (
+        result["label"].startswith("MEASURED on ")
+        and "yours, in lock-step" in capsys.readouterr().out
+    )
