@@ -134,3 +134,25 @@ def test_the_benchmark_times_both_engines_and_checks_their_tokens(model, tmp_pat
         result["label"].startswith("MEASURED on ")
         and "yours, in lock-step" in capsys.readouterr().out
     )
+
+
+def test_hashes_that_name_every_request_alike_are_caught_by_the_step_they_change(model, ws):
+    """A block_hashes that gives the i-th block of every prompt the same name answers each call
+    with the right number of names (what one call can be judged on); the hits it makes differ
+    from the course's, so the phase that admits the second request differs, and the message
+    names the pieces that decide it."""
+    write(
+        ws,
+        "block_hashes",
+        """
+        def block_hashes(token_ids, block_size):
+            return [("block", i) for i in range(len(token_ids) // block_size)]
+        """,
+    )
+    prompts = [CHAPTER12_QUESTIONS[0], CHAPTER12_QUESTIONS[1]]
+    systems = [LIBRARY_SYSTEM, MUSEUM_SYSTEM]
+    options = dict(block_size=32, rules="vllm-v1", prefix_caching=True, system=systems)
+    mine = learner.generate(model, prompts, 4, **options)
+    assert "step 0 (mixed phase)" in mine.difference
+    assert "Your pieces at work in this run that decide it:" in mine.difference
+    assert "block_hashes" in mine.difference and "admit" not in mine.difference  # not at work

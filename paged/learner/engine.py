@@ -38,7 +38,16 @@ STEP_PARTS = msg(
     "여러분의 엔진과 코스의 엔진이 {step}단계({phase} 단계)에서 갈라집니다. {what}: 여러분의 것 "
     "{mine}, 코스의 것 {theirs}. {who}",
 )
-DECIDED_BY = msg("Your pieces that decide it: {names}.", "이것을 정하는 여러분의 부품: {names}.")
+RECORD_PARTS = msg(
+    "Your engine and the course's part at the end of step {step}: {what}: yours {mine}, the "
+    "course's {theirs}. {who}",
+    "여러분의 엔진과 코스의 엔진이 {step}단계가 끝날 때 갈라집니다. {what}: 여러분의 것 {mine}, "
+    "코스의 것 {theirs}. {who}",
+)
+DECIDED_BY = msg(
+    "Your pieces at work in this run that decide it: {names}.",
+    "이 실행에서 일한 여러분의 부품 가운데 이것을 정하는 것: {names}.",
+)
 NO_PIECE = msg(
     "None of your pieces decides it: this is the course's own bug; please report it.",
     "이것을 정하는 여러분의 부품은 없습니다. 코스 자체의 버그이니 알려 주세요.",
@@ -69,6 +78,20 @@ FIELDS = {  # what a step or its record holds -> its name, and the pieces that d
     "layout": (msg("the memory map", "메모리 지도"), ("first_fit", "append_slot", "write_slot")),
 }
 OTHER = (msg("the step", "단계"), tuple(piece_table.ROLES))
+RUN = msg(
+    "request {req} from position {start}, {n} tokens through blocks {table}",
+    "요청 {req}: 위치 {start}부터 토큰 {n}개, 블록 {table}",
+)
+NO_RUN = msg("nothing", "없음")
+
+
+def _run(run) -> str:
+    """A scheduled run, short: its tokens are the same on both sides."""
+    if run is None:
+        return str(NO_RUN)
+    return RUN.format(
+        req=run.req_id, start=run.start, n=run.num_tokens, table=list(run.block_table)
+    )
 
 
 @dataclass(frozen=True)
@@ -85,11 +108,16 @@ class YourResult(GenerateResult):
         return piece_table.table(self.pieces, self.calls)
 
 
-def _parted(step: int, phase: str, field: str, mine, theirs, referee: Referee) -> Difference:
+def _parted(step: int, phase, field: str, mine, theirs, referee: Referee) -> Difference:
+    """A difference in a phase the schedulers handed out (`phase`), or in a step's record or
+    memory (`phase` None), with the learner's pieces that decide that field."""
     what, deciders = FIELDS.get(field, OTHER)
-    names = [n for n in deciders if referee.yours(n)]
+    names = [n for n in deciders if referee.calls.get(n)]  # the learner's, at work in this run
     who = DECIDED_BY.format(names=", ".join(names)) if names else str(NO_PIECE)
-    text = STEP_PARTS.format(step=step, phase=phase, what=what, mine=mine, theirs=theirs, who=who)
+    fields = dict(step=step, what=what, mine=mine, theirs=theirs, who=who)
+    text = (
+        RECORD_PARTS.format(**fields) if phase is None else STEP_PARTS.format(phase=phase, **fields)
+    )
     return Difference(text, names[0] if len(names) == 1 else None, step)
 
 
@@ -101,7 +129,7 @@ def _compare_steps(step, theirs, referee: Referee) -> None:
         a, b = getattr(step, field), getattr(theirs, field)
         if a != b:
             if field == "runs":  # the first run that differs, not the whole batch
-                a, b = next((x, y) for x, y in zip_longest(a, b) if x != y)
+                a, b = map(_run, next((x, y) for x, y in zip_longest(a, b) if x != y))
             raise _parted(step.index, step.phase, field, a, b, referee)
 
 
@@ -110,14 +138,14 @@ def _compare_records(mine, course, record, theirs, referee: Referee) -> None:
     if record != theirs:
         field = next(f for f in record._fields if getattr(record, f) != getattr(theirs, f))
         a, b = getattr(record, field), getattr(theirs, field)
-        raise _parted(record.step, "", field, a, b, referee)
+        raise _parted(record.step, None, field, a, b, referee)
     a, b = mine.allocator, course.allocator
     if hasattr(a, "free_block_ids") and list(a.free_block_ids) != list(b.free_block_ids):
         raise _parted(
-            record.step, "", "free", list(a.free_block_ids), list(b.free_block_ids), referee
+            record.step, None, "free", list(a.free_block_ids), list(b.free_block_ids), referee
         )
     if mine.layout() != course.layout():
-        raise _parted(record.step, "", "layout", mine.layout(), course.layout(), referee)
+        raise _parted(record.step, None, "layout", mine.layout(), course.layout(), referee)
 
 
 def _compare_tokens(mine, tokens: dict, expected, referee: Referee, step: int) -> None:
