@@ -118,7 +118,7 @@ def _parted(step: int, phase, field: str, mine, theirs, referee: Referee) -> Dif
     text = (
         RECORD_PARTS.format(**fields) if phase is None else STEP_PARTS.format(phase=phase, **fields)
     )
-    return Difference(text, names[0] if len(names) == 1 else None, step)
+    return Difference(text)
 
 
 def _compare_steps(step, theirs, referee: Referee) -> None:
@@ -164,7 +164,7 @@ def _compare_tokens(mine, tokens: dict, expected, referee: Referee, step: int) -
                     want=want[i],
                     gap=referee.largest_gap,
                 )
-                raise Difference(text, None, step)
+                raise Difference(text)
 
 
 def lockstep(mine, course, runner, referee: Referee, label: str, expected=None):

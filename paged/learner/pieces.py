@@ -173,11 +173,6 @@ def load(where: Path | None = None) -> dict[str, Piece]:
     return pieces
 
 
-def course_pieces() -> dict[str, Piece]:
-    """Every piece the course's: what an empty workspace gives."""
-    return {name: Piece(name, chapter, job) for name, (chapter, job) in ROLES.items()}
-
-
 def table(pieces: dict[str, Piece], calls=None) -> str:
     """One line per piece: its name, chapter, whose it is and its job (and, given the run's
     `calls`, how often the learner's piece answered)."""

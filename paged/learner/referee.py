@@ -54,10 +54,6 @@ class Difference(Exception):
     """Where the learner's engine and the course's part: the message names the piece, the step,
     its inputs and both answers."""
 
-    def __init__(self, text: str, piece: str | None = None, step: int | None = None):
-        super().__init__(text)
-        self.piece, self.step = piece, step
-
 
 class Referee:
     """Answers each piece's calls for one run of the learner's engine (module docstring)."""
@@ -70,7 +66,7 @@ class Referee:
         self.largest_gap = 0.0  # largest difference of a float answer that agreed (attention)
 
     def yours(self, name: str) -> bool:
-        return self.pieces[name].fn is not None
+        return self.pieces[name].yours
 
     def where(self, name: str) -> str:
         return self.pieces[name].shown
@@ -99,7 +95,7 @@ class Referee:
             arg = arg or (None if _same_version(t, versions[i]) else spec.params[i])
         if arg is not None:
             text = CHANGED.format(step=self.step, piece=name, where=piece.shown, arg=arg)
-            raise Difference(text, name, self.step)
+            raise Difference(text)
         same = same or (spec.same if spec.same_for is None else spec.same_for(args))
         if not _agree(same, got, want):
             shown = short if plain else (spec.show or short)
@@ -110,7 +106,7 @@ class Referee:
             text = BROKEN.format(
                 step=self.step, piece=name, where=piece.shown, given=given_text, why=why
             )
-            raise Difference(text, name, self.step)
+            raise Difference(text)
         self.calls[name] += 1
         return got
 
@@ -128,7 +124,7 @@ class Referee:
             want=show(want),
             **fields,
         )
-        return Difference(text, name, self.step)
+        return Difference(text)
 
     def _raised(self, error: Exception, piece) -> str:
         """The exception, and the line of the learner's file where it was raised."""
