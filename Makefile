@@ -139,7 +139,8 @@ colab-venv: $(COLAB_STAMP)
 # but chapters 10 to 13 (Colab brings its own transformers; the model extra is not in this venv).
 # Then the setup cell itself, run the way Colab runs it (from the main venv, in a child of this one).
 COLAB_TESTS = tests/test_widgets.py tests/test_viz.py tests/test_fonts.py tests/test_preemption.py \
-              tests/test_attention.py tests/test_kernel_steps.py tests/test_exercises_triton.py
+              tests/test_attention.py tests/test_kernel_steps.py tests/test_exercises_triton.py \
+              tests/test_exercises_triton_params.py tests/test_exercises_kernel_watch.py
 COLAB_CHAPTERS = $(filter-out notebooks/10_% notebooks/11_% notebooks/12_% notebooks/13_%,$(wildcard notebooks/[0-9]*.ipynb))
 test-colab: $(COLAB_STAMP) setup
 	PAGED_NUM_THREADS=1 PAGED_WORKSPACE=off PYTHONPATH=$(CURDIR) $(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -rs $(XDIST) \

@@ -86,6 +86,12 @@ def test_an_unmasked_read_through_an_atomic_is_rejected(variant, capsys):
         pytest.skip(
             f"Triton {triton.__version__}'s interpreter cannot run tl.atomic_cas on a block"
         )
+    if variant == "min" and version < (3, 9):
+        # Colab's Triton 3.5 interpreter fails inside a float tl.atomic_min on a block, before the
+        # watch sees the read: refused all the same, with the interpreter's own error
+        assert ex.check_copy_kernel(Variant(copy_v, variant)) is False
+        assert "copy_kernel: your kernel did not run: InterpreterError" in capsys.readouterr().out
+        return
     _rejected(
         ex.check_copy_kernel,
         Variant(copy_v, variant),

@@ -151,6 +151,7 @@ def launch_attention(
     tile: int = 16,
     out=None,
     inputs=(),
+    scale: float | None = None,
     **constexprs,
 ):
     """Run a chapter-7 attention kernel; return `out` (num_seqs, num_q_heads, head_dim).
@@ -159,7 +160,7 @@ def launch_attention(
     *inputs, out, scale, max_blocks, BLOCK_SIZE, KV_HEADS, GROUP, HEAD_DIM, TILE, **constexprs);
     `inputs` are a step's own extra tensors (puzzle 3a's `m`). The grid has one program per
     (sequence, query head) when `per="q_head"`, per (sequence, KV head) when `per="kv_head"`
-    (GQA: the group's query heads share one program).
+    (GQA: the group's query heads share one program). `scale` defaults to head_dim ** -0.5.
     """
     num_seqs, num_q_heads, head_dim = q.shape
     _, block_size, num_kv_heads, _ = k_cache.shape
@@ -173,7 +174,7 @@ def launch_attention(
         seq_lens,
         *inputs,
         out,
-        head_dim**-0.5,
+        head_dim**-0.5 if scale is None else scale,
         block_table.shape[1],
         BLOCK_SIZE=block_size,
         KV_HEADS=num_kv_heads,

@@ -160,7 +160,7 @@ def _matrix(rows, cols, stride, g, top, quarters):
 
 
 def _dot_case(params, seed):
-    M, N, K, top, quarters = params
+    M, N, K, top, quarters, BM, BN, BK = params
     g = torch.Generator().manual_seed(seed)
     sa, sb, so = K + 3, N + 2, N + 1
     a_flat, a, may_a = _matrix(M, K, sa, g, top, quarters)
@@ -172,9 +172,10 @@ def _dot_case(params, seed):
     watch.add("b", b_flat, load=may_b, where=_cell("b", sb, K, N))
     watch.add("out", out, load=False, store=may_out, where=_cell("out", so, M, N))
     return Case(
-        where=f"M {M}, N {N}, K {K}" + (", quarters" if quarters else ""),
+        where=f"M {M}, N {N}, K {K}, BM {BM}, BN {BN}, BK {BK}"
+        + (", quarters" if quarters else ""),
         watch=watch,
-        run=lambda k: k[(1,)](a_flat, b_flat, out, M, N, K, sa, sb, so, BM=16, BN=16, BK=16),
+        run=lambda k: k[(1,)](a_flat, b_flat, out, M, N, K, sa, sb, so, BM=BM, BN=BN, BK=BK),
         outputs=[("out", out, may_out)],
         got=lambda: out.cpu()[: M * so].view(M, so)[:, :N],
         want=a @ b,
@@ -183,7 +184,7 @@ def _dot_case(params, seed):
             ("b", "load", 0, K, N, sb, 1),
             ("out", "store", 0, M, N, so, 1),
         ],
-        data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K},
+        data={"a": a, "b": b, "a_flat": a_flat, "b_flat": b_flat, "K": K, "BK": BK},
     )
 
 
@@ -199,22 +200,23 @@ def _strided(f):  # rows read K and N apart
 
 
 def _whole_chunks(f) -> bool:
-    """Only the whole BK = 16 chunks of K were summed: the partial last one left out."""
-    k = f.K - f.K % 16
-    return f.K % 16 > 0 and same(f.got, f.a[:, :k] @ f.b[:k], 1e-3)
+    """Only the whole BK chunks of K were summed: the partial last one left out."""
+    k = f.K - f.K % f.BK
+    return f.K % f.BK > 0 and same(f.got, f.a[:, :k] @ f.b[:k], 1e-3)
 
 
 DOT_SPEC = KernelSpec(
     name="dot_kernel",
-    # (M, N, K, largest |value|, quarters); BM = BN = BK = 16. The last cases' sums pass 2048,
-    # beyond which a float16 sum can no longer hold every integer.
+    # (M, N, K, largest |value|, quarters, BM, BN, BK): blocks of 16 or 32 (a tl.dot on a GPU
+    # needs 16 at least). The last cases' sums pass 2048, beyond which a float16 sum can no
+    # longer hold every integer.
     fixed=(
-        (4, 8, 5, 3, False),
-        (16, 16, 16, 3, False),
-        (3, 5, 40, 3, False),
-        (1, 1, 1, 3, False),
-        (2, 3, 48, 30, False),
-        (3, 4, 33, 12, True),
+        (4, 8, 5, 3, False, 16, 16, 16),
+        (16, 16, 16, 3, False, 16, 32, 16),
+        (3, 5, 40, 3, False, 16, 16, 32),
+        (1, 1, 1, 3, False, 32, 16, 16),
+        (2, 3, 48, 30, False, 16, 16, 16),
+        (3, 4, 33, 12, True, 16, 16, 32),
     ),
     build=_dot_case,
     draw=lambda rng: (
@@ -223,15 +225,16 @@ DOT_SPEC = KernelSpec(
         rng.choice((1, 15, 17, 32)),
         rng.choice((3, 30)),
         rng.random() < 0.5,
+        *(rng.choice((16, 32)) for _ in range(3)),
     ),
-    summary="M, N, K from 1 to 48, padded to 16, sums past 2048",
+    summary="M, N, K from 1 to 48, blocks of 16 and 32, sums past 2048",
     needs_dot=True,
     store_hints=((lambda f: True, DOT["store"]),),
     value_hints=(
         (lambda f: same(f.got, f.want, 2e-3) and f.want.abs().max() > 128, DOT["rounded"]),
         (_strided, DOT["stride"]),
         (lambda f: bool(torch.isnan(f.got).any()), DOT["nan"]),
-        (lambda f: f.K > 16 and same(f.got, f.a[:, :16] @ f.b[:16], 1e-3), DOT["loop"]),
+        (lambda f: f.K > f.BK and same(f.got, f.a[:, : f.BK] @ f.b[: f.BK], 1e-3), DOT["loop"]),
         (_whole_chunks, DOT["partial"]),
     ),
 )

@@ -123,32 +123,48 @@ def paged_watch(q, k_cache, v_cache, block_table, seq_lens, with_v=True, seq_axi
     return watch
 
 
-def extreme_scores(q, k_cache, offset) -> None:
+def extreme_scores(q, k_cache, offset, scale) -> None:
     """Make a case's scores exact and far from 0, in place: q . k * scale = offset + a small rest.
 
     Every token's K gets 1.0 as its first number and q's first number becomes offset / scale;
-    the other numbers are rounded to quarters in [-2, 2]. With HEAD_DIM = 16 (scale 1/4) every
-    score is then exact in float32, and |offset| >= 1000 puts it past float64's exp range.
+    the other numbers are rounded to quarters in [-2, 2]. With a scale that is a power of two
+    every score is then exact in float32, and |offset| >= 1000 puts it past float64's exp range.
     `offset` is a number or a tensor of q's first two dimensions (one per query head).
     """
     for t in (q, k_cache):
         t.copy_(torch.where(torch.isnan(t), t, (t * 4).round().clamp(-8, 8) / 4))
     first = k_cache[..., 0]
     first.copy_(torch.where(torch.isnan(first), first, torch.ones_like(first)))
-    q[..., 0] = torch.as_tensor(offset, dtype=q.dtype, device=q.device) * q.shape[-1] ** 0.5
+    q[..., 0] = torch.as_tensor(offset, dtype=q.dtype, device=q.device) / scale
 
 
-def rising_scores(q, k_cache, block_table, seq_lens, step) -> None:
+def rising_scores(q, k_cache, block_table, seq_lens, step, scale) -> None:
     """Make a case's scores exact and rising along each sequence, in place: token pos scores
     step * pos + a small rest, so that the largest score lies in the last tile and a maximum
     taken early is hundreds too small there (`extreme_scores` with offset 0, then k[pos, :, 0]
     = pos)."""
-    extreme_scores(q, k_cache, 0.0)
+    extreme_scores(q, k_cache, 0.0, scale)
     block_size = k_cache.shape[1]
     for row, n in zip(block_table.tolist(), seq_lens.tolist(), strict=True):
         for pos in range(n):
             k_cache[row[pos // block_size], pos % block_size, :, 0] = float(pos)
-    q[..., 0] = step * q.shape[-1] ** 0.5
+    q[..., 0] = step / scale
+
+
+def shares(numel: int, size: int, owner):
+    """pid -> the elements program pid may store: the `size` elements of part owner(pid) of a
+    buffer cut into parts of `size` (interpreter); `numel` counts its guard too."""
+    part = np.arange(numel) // size
+    return lambda pid: part == owner(pid)
+
+
+def draw_scale(rng, exact=False):
+    """(HEAD_DIM, scale) of a random case: HEAD_DIM 8, 16 or 32; the scale HEAD_DIM ** -0.5 or
+    another (a power of two where the scores must be exact: `extreme_scores`)."""
+    head_dim = rng.choice((8, 16, 32))
+    if exact:
+        return head_dim, rng.choice((0.125, 0.25, 0.5))
+    return head_dim, rng.choice((head_dim**-0.5, round(rng.uniform(0.05, 1.0), 3)))
 
 
 POOL_ROWS = msg("a row per physical block, a cell per slot", "물리 블록마다 한 행, 슬롯마다 한 칸")

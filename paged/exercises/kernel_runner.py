@@ -9,7 +9,8 @@ kernel; the launch (an error is reported short, with a hint); atomics on element
 not both read and write*; the inputs untouched (bit for bit); wrote nothing (every output still
 SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share*
 (where a spec gives each program its own); the values (to the spec's tolerance, NaN where NaN);
-loads outside the valid range*; a `tl.dot` that runs, where the puzzle asks for one*; no tl.dot
+loads outside the valid range*; a `tl.dot` that runs, where the puzzle asks for one, and no
+more per program than it asks for*; no tl.dot
 on float32 operands at TF32 precision (what a GPU would compute to 3 digits)*; the inputs each
 program must read (`Case.required`)*. Where a tl.dot is asked for, once every case passed,
 the first case runs again with every tl.dot result perturbed*: an output that does not move
@@ -46,6 +47,8 @@ from .verdicts import (
     ATOMIC,
     DOT_UNCHANGED,
     DOT_UNUSED,
+    DOTS,
+    DOTS_HINT,
     HINT,
     INPUT_HINT,
     INPUT_WRITTEN,
@@ -127,6 +130,7 @@ class KernelSpec:
     num_random: int = 4
     tol: float = 0.0  # 0: exact
     needs_dot: bool = False
+    dots_per_program: int | None = None  # the most tl.dot calls a program may run
     describe: Callable | None = None  # describe(Failure) -> words for a wrong value
     store_hints: tuple = ()  # a store outside every program's share
     share_hints: tuple = ()  # a store into another program's share (then SHARE)
@@ -208,6 +212,10 @@ def _one_case(spec, kernel, case):
         return _wrong(name, case, watch.describe("load"), hint)
     if spec.needs_dot and interpreted() and watch.count["dot"] == 0:  # counted by the watch
         return _wrong(name, case, RIGHT, NO_DOT)
+    most = max(watch.dots.items(), key=lambda kv: kv[1], default=(None, 0))
+    if spec.dots_per_program is not None and most[1] > spec.dots_per_program:
+        pid, want = watch.pid_name(most[0]), spec.dots_per_program
+        return _wrong(name, case, DOTS.format(pid=pid, count=most[1], want=want), DOTS_HINT)
     if watch.count["tf32"]:  # every puzzle's tolerance is finer than TF32's 10 bits
         return _wrong(name, case, RIGHT, TF32_DOT)
     if (unread := _unread(case, watch)) is not None:

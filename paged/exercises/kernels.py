@@ -33,7 +33,6 @@ __all__ = [
     "check_tile_scores_kernel",
 ]
 
-ROW = 8  # the gather's numbers per token (num_kv_heads * head_dim)
 TOKEN = msg(
     "token {pos} holds {got}, expected {want}", "토큰 {pos}의 값은 {got}, 기대값은 {want}입니다"
 )
@@ -52,9 +51,9 @@ GUARD = 4096  # elements around the gather's cache: a stray read stays inside, a
 
 def _gather_case(params, seed):
     """A cache whose every number is its own address (guards too), a shuffled table."""
-    bs, tile, seq_len, num_blocks = params
+    bs, tile, seq_len, num_blocks, row = params
     g = torch.Generator().manual_seed(seed)
-    n = num_blocks * bs * ROW
+    n = num_blocks * bs * row
     flat = torch.arange(-GUARD, n + GUARD, dtype=torch.float32).to(device())
     used = -(-seq_len // bs)
     ids = torch.randperm(num_blocks, generator=g)[:used].to(torch.int32)
@@ -64,56 +63,56 @@ def _gather_case(params, seed):
     watch = Watch()
     may = np.zeros(flat.numel(), bool)
     slots = [int(ids[p // bs]) * bs + p % bs for p in range(seq_len)]
-    may[GUARD + (np.array(slots)[:, None] * ROW + np.arange(ROW)).ravel()] = True
-    watch.add("cache", flat, load=may, where=cache_words("cache", GUARD, bs, ROW, n // ROW))
+    may[GUARD + (np.array(slots)[:, None] * row + np.arange(row)).ravel()] = True
+    watch.add("cache", flat, load=may, where=cache_words("cache", GUARD, bs, row, n // row))
     watch.add(
         "block_table",
         t_flat,
         load=np.arange(t_flat.numel()) < used,
         where=lambda i: f"block_table[{i}] (used: {used})",
     )
-    cache = flat[GUARD : GUARD + n].view(num_blocks, bs, ROW)
-    out_flat, out = output((seq_len, ROW), device(), GUARD)
-    ok = np.arange(out_flat.numel()) < seq_len * ROW
-    pos = np.arange(out_flat.numel()) // ROW
+    cache = flat[GUARD : GUARD + n].view(num_blocks, bs, row)
+    out_flat, out = output((seq_len, row), device(), GUARD)
+    ok = np.arange(out_flat.numel()) < seq_len * row
+    pos = np.arange(out_flat.numel()) // row
 
     def own_tile(pid):  # program i stores the rows of positions i * TILE ... only (interpreter)
         return ok & (pos // tile == pid[0])
 
     watch.add(
-        "out", out_flat, load=False, store=own_tile, where=lambda i: f"out[{i // ROW}, {i % ROW}]"
+        "out", out_flat, load=False, store=own_tile, where=lambda i: f"out[{i // row}, {i % row}]"
     )
     from ..attention import gather_kv
 
     return Case(
-        where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, block_table "
+        where=f"block_size {bs}, TILE {tile}, ROW {row}, seq_len {seq_len}, block_table "
         f"{t_flat[:used].tolist()}",
         watch=watch,
         run=lambda k: k[(-(-seq_len // tile),)](
-            cache, t_flat, out_flat, seq_len, BLOCK_SIZE=bs, ROW=ROW, TILE=tile
+            cache, t_flat, out_flat, seq_len, BLOCK_SIZE=bs, ROW=row, TILE=tile
         ),
         outputs=[("out", out_flat, ok)],
         got=lambda: out.cpu(),
         want=gather_kv(cache, t_flat, seq_len).cpu(),
         views=[  # the pool: a row per physical block, a cell per slot; out: a cell per token
             ("block_table", "load", 0, 1, used + 1, used + 1, 1),
-            ("cache", "load", GUARD, num_blocks, bs, bs * ROW, ROW, POOL_ROWS),
-            ("out", "store", 0, 1, seq_len, seq_len * ROW, ROW),
+            ("cache", "load", GUARD, num_blocks, bs, bs * row, row, POOL_ROWS),
+            ("out", "store", 0, 1, seq_len, seq_len * row, row),
         ],
-        data={"flat": flat, "table": t_flat, "bs": bs, "seq_len": seq_len},
+        data={"flat": flat, "table": t_flat, "bs": bs, "seq_len": seq_len, "row": row},
     )
 
 
 def _gather_draw(rng):
     bs, tile = rng.choice((1, 2, 4, 8, 16)), rng.choice((2, 4, 8, 16))
     seq_len = rng.choice((1, bs, bs + 1, tile, tile + 1, rng.randint(1, 40)))
-    return bs, tile, seq_len, -(-seq_len // bs) + rng.randint(1, 4)
+    return bs, tile, seq_len, -(-seq_len // bs) + rng.randint(1, 4), rng.choice((4, 8, 16, 32))
 
 
 def _read_by(f, rule):
     """What a gather whose addresses follow ADDRESS_RULES[rule] stores (NaN past the cache)."""
-    p, c = torch.arange(f.seq_len)[:, None], torch.arange(ROW)[None, :]
-    addr = ADDRESS_RULES[rule](table_as_read(f.table, f.seq_len + 1), p, f.bs, ROW, c)
+    p, c = torch.arange(f.seq_len)[:, None], torch.arange(f.row)[None, :]
+    addr = ADDRESS_RULES[rule](table_as_read(f.table, f.seq_len + 1), p, f.bs, f.row, c)
     return read_by_rule(f.flat, GUARD, addr)
 
 
@@ -123,7 +122,7 @@ def _gather_what(f):
     read, right = f.got[bad, 0].item(), int(f.want[bad, 0].item())
     if read == SENTINEL or not float(read).is_integer():
         return TOKEN.format(pos=bad, got="-" if read == SENTINEL else read, want=right)
-    slot, want_slot = int(read) // ROW, right // ROW
+    slot, want_slot = int(read) // f.row, right // f.row
     return READ_FROM.format(
         pos=bad,
         slot=slot,
@@ -137,19 +136,19 @@ def _gather_what(f):
 
 GATHER_SPEC = KernelSpec(
     name="gather_kernel",
-    # (block_size, TILE, seq_len, num_blocks): TILE above, below and equal to the block size,
-    # block size 1, a length that ends on a block boundary, one token.
+    # (block_size, TILE, seq_len, num_blocks, ROW): TILE above, below and equal to the block
+    # size, block size 1, a length that ends on a block boundary, one token; ROW 4 to 32.
     fixed=(
-        (4, 8, 13, 9),
-        (16, 8, 17, 5),
-        (1, 4, 6, 10),
-        (8, 16, 8, 4),
-        (4, 4, 12, 6),
-        (4, 4, 1, 5),
+        (4, 8, 13, 9, 8),
+        (16, 8, 17, 5, 4),
+        (1, 4, 6, 10, 16),
+        (8, 16, 8, 4, 8),
+        (4, 4, 12, 6, 32),
+        (4, 4, 1, 5, 8),
     ),
     build=_gather_case,
     draw=_gather_draw,
-    summary="block sizes 1-16, tiles 2-16, shuffled tables",
+    summary="block sizes 1-16, tiles 2-16, rows of 4-32 numbers, shuffled tables",
     describe=_gather_what,
     store_hints=(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),

@@ -21,7 +21,16 @@ import torch
 from ..text import msg
 from .core import checker
 from .guard import SDPA, forbidden
-from .kernel_cases import element, extreme_scores, output, paged_watch, pool_view, rising_scores
+from .kernel_cases import (
+    draw_scale,
+    element,
+    extreme_scores,
+    output,
+    paged_watch,
+    pool_view,
+    rising_scores,
+    shares,
+)
 from .kernel_runner import Case, KernelSpec
 from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
 from .slips.tile_loop import known_max_outputs, max_scores, online_softmax_outputs
@@ -43,25 +52,35 @@ def _softmax_case(params, seed, known_max=False):
     from ..attention import paged_attention_ref
     from ..attention.steps import launch_attention, make_case
 
-    bs, lens, num_q, num_kv, tile, q_scale, extreme = params
-    args = make_case(list(lens), bs, num_q, num_kv, seed=seed, q_scale=q_scale, poison=True)
+    bs, lens, num_q, num_kv, tile, q_scale, extreme, head_dim, scale = params
+    args = make_case(
+        list(lens), bs, num_q, num_kv, head_dim, seed=seed, q_scale=q_scale, poison=True
+    )
     offsets = torch.zeros(len(lens), num_q)
     if extreme == "rise":  # scores climb RISE per token: the maximum lies in the last tile
-        rising_scores(args[0], args[1], args[3], args[4], RISE)
+        rising_scores(args[0], args[1], args[3], args[4], RISE, scale)
     elif extreme:  # heads alternate between scores near +1000 and near -1000
         offsets = 1000.0 * (1 - 2 * ((torch.arange(len(lens))[:, None] + torch.arange(num_q)) % 2))
-        extreme_scores(args[0], args[1], offsets)
+        extreme_scores(args[0], args[1], offsets, scale)
     out_flat, out = output(args[0].shape, device(), args[0][0].numel())
     watch = paged_watch(*args, seq_axis=0)
     ok = np.arange(out_flat.numel()) < out.numel()
-    watch.add("out", out_flat, load=False, store=ok, where=lambda i: f"out + {i}")
+    # program (seq, head) stores out[seq, head] and nothing else
+    mine = shares(out_flat.numel(), head_dim, lambda pid: pid[0] * num_q + pid[1])
+    watch.add("out", out_flat, load=False, store=mine, where=lambda i: element("out", out.shape, i))
     negative = (offsets < 0)[..., None].expand(out.shape)
-    data = {"args": args, "tile": tile, "big": q_scale > 10 or bool(extreme), "negative": negative}
-    kwargs, required = {"tile": tile, "out": out}, {}
+    data = {
+        "args": args,
+        "tile": tile,
+        "scale": scale,
+        "big": q_scale > 10 or bool(extreme),
+        "negative": negative,
+    }
+    kwargs, required = {"tile": tile, "out": out, "scale": scale}, {}
     if known_max:  # each head's largest score, in float32, followed by NaN
         m_flat = torch.full((2 * num_q * len(lens),), float("nan"), device=device())
         m = m_flat[: num_q * len(lens)].view(len(lens), num_q)
-        m.copy_(max_scores(*args).float().to(m.device))
+        m.copy_(max_scores(*args, scale=scale).float().to(m.device))
         watch.add(
             "m",
             whole(m),
@@ -81,12 +100,12 @@ def _softmax_case(params, seed, known_max=False):
     scores = {True: ", scores near ±1000", "rise": f", scores rising by {RISE:g} per token"}
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}"
-        + scores.get(extreme, ""),
+        f", HEAD_DIM {head_dim}, scale {scale:.4g}" + scores.get(extreme, ""),
         watch=watch,
         run=run,
         outputs=[("out", out_flat, ok)],
         got=lambda: out.cpu().double(),
-        want=paged_attention_ref(*args).cpu().double(),
+        want=paged_attention_ref(*args, scale=scale).cpu().double(),
         data=data,
         required=required,
         views=[
@@ -122,7 +141,8 @@ def _softmax_draw(rng):
     )
     num_kv = rng.choice((1, 2))
     extreme = rng.choice((False, True, "rise"))
-    return bs, lens, num_kv * rng.choice((1, 2)), num_kv, tile, 1.0, extreme
+    head_dim, scale = draw_scale(rng, exact=bool(extreme))
+    return bs, lens, num_kv * rng.choice((1, 2)), num_kv, tile, 1.0, extreme, head_dim, scale
 
 
 def _only_negative(f) -> bool:
@@ -136,13 +156,20 @@ def _written(f):
 
 
 def _is(variant):
-    return lambda f: same(_written(f), online_softmax_outputs(*f.args, f.tile, variant), 1e-4)
+    return lambda f: same(
+        _written(f), online_softmax_outputs(*f.args, f.tile, variant, scale=f.scale), 1e-4
+    )
 
 
-def _unscaled(f):
+def _scaled_by(scale):
+    """Whether the output is the attention of the case's inputs at another scale (`scale(f)`)."""
     from ..attention import paged_attention_ref
 
-    return same(f.got, paged_attention_ref(*f.args, scale=1.0).cpu().double(), 1e-4)
+    return lambda f: same(f.got, paged_attention_ref(*f.args, scale=scale(f)).cpu().double(), 1e-4)
+
+
+_unscaled = _scaled_by(lambda f: 1.0)
+_own_scale = _scaled_by(lambda f: f.args[0].shape[-1] ** -0.5)
 
 
 def _nonfinite(f) -> bool:
@@ -153,31 +180,34 @@ def _nonfinite(f) -> bool:
 
 
 def _is_known(variant):
-    return lambda f: same(_written(f), known_max_outputs(*f.args, f.m, f.tile, variant), 1e-4)
+    return lambda f: same(
+        _written(f), known_max_outputs(*f.args, f.m, f.tile, variant, scale=f.scale), 1e-4
+    )
 
 
 KNOWN_MAX_SPEC = KernelSpec(
     name="known_max_kernel",
-    # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme): TILE above,
-    # equal to and below the block size, block size 1, lengths on block boundaries; scores in the
-    # hundreds, then near ±1000 (extreme True), then climbing by hundreds per tile ("rise": a
-    # maximum taken from the first tiles is far too small later). The online softmax runs the
-    # same ones: a tile loop with the maximum given must pass them all.
+    # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme, HEAD_DIM,
+    # scale): TILE above, equal to and below the block size, block size 1, lengths on block
+    # boundaries; scores in the hundreds, then near ±1000 (extreme True), then climbing by
+    # hundreds per tile ("rise": a maximum taken from the first tiles is far too small later);
+    # HEAD_DIM 8 to 32, scales HEAD_DIM ** -0.5 and others. The online softmax runs the same
+    # ones: a tile loop with the maximum given must pass them all.
     fixed=(
-        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False),
-        (16, (16, 17, 40), 4, 1, 16, 3.0, False),
-        (16, (9, 33), 2, 2, 8, 3.0, False),
-        (1, (3, 9), 2, 2, 4, 3.0, False),
-        (4, (6, 19), 2, 1, 8, 60.0, False),
-        (4, (13, 7), 2, 1, 8, 1.0, True),
-        (4, (21, 6), 2, 1, 8, 1.0, "rise"),
+        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False, 16, 0.125),
+        (16, (16, 17, 40), 4, 1, 16, 3.0, False, 32, 32**-0.5),
+        (16, (9, 33), 2, 2, 8, 3.0, False, 8, 0.3),
+        (1, (3, 9), 2, 2, 4, 3.0, False, 16, 0.25),
+        (4, (6, 19), 2, 1, 8, 60.0, False, 8, 8**-0.5),
+        (4, (13, 7), 2, 1, 8, 1.0, True, 32, 0.125),
+        (4, (21, 6), 2, 1, 8, 1.0, "rise", 16, 0.5),
     ),
     build=functools.partial(_softmax_case, known_max=True),
     draw=_softmax_draw,
     num_random=3,
     tol=1e-4,
-    summary="block sizes 1-16, several tiles per sequence, GQA, scores in the hundreds, "
-    "near ±1000 and rising by hundreds per tile",
+    summary="block sizes 1-16, several tiles per sequence, GQA, HEAD_DIM 8-32, any scale, "
+    "scores in the hundreds, near ±1000 and rising by hundreds per tile",
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
@@ -188,6 +218,7 @@ KNOWN_MAX_SPEC = KernelSpec(
         (_is_known("no_mask"), KNOWN["no_mask"]),
         (_is("tile_max"), KNOWN["tile_max"]),
         (_unscaled, SOFTMAX["scale"]),
+        (_own_scale, HINTS["own_scale"]),
     ),
 )
 
@@ -219,6 +250,7 @@ ONLINE_SOFTMAX_SPEC = dataclasses.replace(  # the known-max loop's cases, summar
         ),
         (_is("no_mask"), SOFTMAX["no_mask"]),
         (_unscaled, SOFTMAX["scale"]),
+        (_own_scale, HINTS["own_scale"]),
     ),
 )
 

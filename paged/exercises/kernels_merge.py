@@ -21,36 +21,36 @@ from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 
-PART, MERGE_DIM = 8, 16  # tokens per partition, head_dim
+PART = 8  # tokens per partition
 SPREAD = (0.0, -100.0, -3000.0, -7.0, -250.0)  # LSE offsets of a row's partitions, rotated per row
 
 
 def _merge_case(params, seed):
     """Partial outputs and LSEs of `rows` rows of attention split into `parts` partitions."""
-    rows, parts, block_p, empty, shift, spread = params
+    rows, parts, block_p, empty, shift, spread, head_dim = params
     g = torch.Generator().manual_seed(seed)
     scores = torch.randn(rows, parts * PART, generator=g).double() * 2 + shift
     if spread:
         for r in range(rows):
             offsets = torch.tensor([SPREAD[(p + r + 1) % len(SPREAD)] for p in range(parts)])
             scores[r] += offsets.double().repeat_interleave(PART)
-    values = torch.randn(rows, parts * PART, MERGE_DIM, generator=g).double()
+    values = torch.randn(rows, parts * PART, head_dim, generator=g).double()
     scores[0, (parts - empty) * PART :] = float("-inf")  # row 0 is a shorter sequence
     s = scores.view(rows, parts, PART)
     lse = torch.logsumexp(s, -1).float()  # (rows, parts): -inf for an empty partition
     weights = torch.softmax(s, -1).nan_to_num(0.0)  # an empty partition: all -inf, weights 0
     o = (weights[..., None] * values.view(rows, parts, PART, -1)).sum(2).float()
-    o_flat = torch.full((o.numel() + block_p * MERGE_DIM,), float("nan"))
+    o_flat = torch.full((o.numel() + block_p * head_dim,), float("nan"))
     o_flat[: o.numel()] = o.flatten()
     l_flat = torch.full((lse.numel() + block_p,), float("nan"))
     l_flat[: lse.numel()] = lse.flatten()
     o_flat, l_flat = o_flat.to(device()), l_flat.to(device())
-    out_flat, out = output((rows, MERGE_DIM), device(), MERGE_DIM)
+    out_flat, out = output((rows, head_dim), device(), head_dim)
     watch = Watch()
     shapes = {
-        "part_out": (rows, parts, MERGE_DIM),
+        "part_out": (rows, parts, head_dim),
         "part_lse": (rows, parts),
-        "out": (rows, MERGE_DIM),
+        "out": (rows, head_dim),
     }
     for (buf, shape), flat in zip(shapes.items(), (o_flat, l_flat, out_flat), strict=True):
         idx, w = np.arange(flat.numel()), int(np.prod(shape[1:]))
@@ -69,17 +69,17 @@ def _merge_case(params, seed):
     want = torch.einsum("rp,rpd->rd", torch.softmax(lse64, 1), o64)
     extra = (f", lse around {shift:+.0f}" if shift else "") + (", LSEs far apart" if spread else "")
     return Case(
-        where=f"{rows} rows, num_parts {parts}, BLOCK_P {block_p}" + extra,
+        where=f"{rows} rows, num_parts {parts}, BLOCK_P {block_p}, HEAD_DIM {head_dim}" + extra,
         watch=watch,
         run=lambda k: k[(rows,)](
-            o_flat, l_flat, out_flat, parts, HEAD_DIM=MERGE_DIM, BLOCK_P=block_p
+            o_flat, l_flat, out_flat, parts, HEAD_DIM=head_dim, BLOCK_P=block_p
         ),
         outputs=[("out", out_flat, np.arange(out_flat.numel()) < out.numel())],
         got=lambda: out.cpu().double(),
         want=want,
         views=[
             ("part_lse", "load", 0, rows, parts, parts, 1),
-            ("out", "store", 0, rows, 1, MERGE_DIM, MERGE_DIM),
+            ("out", "store", 0, rows, 1, head_dim, head_dim),
         ],
         data={"o": o64, "lse": lse64, "block_p": block_p, "big": bool(shift or spread)},
     )
@@ -95,6 +95,7 @@ def _merge_draw(rng):
         rng.randrange(parts),
         rng.choice((0.0, 300.0, 1000.0, -1000.0)),
         rng.random() < 0.5,
+        rng.choice((4, 8, 16, 32, 64)),
     )
 
 
@@ -109,21 +110,22 @@ def _pad_zero(f):
 
 MERGE_SPEC = KernelSpec(
     name="merge_kernel",
-    # (rows, num_parts, BLOCK_P, empty, shift, spread): `empty` trailing partitions of row 0
-    # hold no token (lse -inf, output 0, as the split kernel leaves them); `shift` moves the
-    # LSEs to the hundreds or thousands; `spread` puts a row's LSEs 100 to 3000 apart.
+    # (rows, num_parts, BLOCK_P, empty, shift, spread, HEAD_DIM): `empty` trailing partitions
+    # of row 0 hold no token (lse -inf, output 0, as the split kernel leaves them); `shift`
+    # moves the LSEs to the hundreds or thousands; `spread` puts a row's LSEs 100 to 3000 apart.
     fixed=(
-        (3, 3, 4, 1, 0.0, False),
-        (2, 1, 2, 0, 0.0, False),
-        (2, 5, 8, 2, 0.0, False),
-        (2, 4, 4, 1, 300.0, False),
-        (3, 4, 4, 0, 1000.0, True),
-        (2, 3, 4, 0, -1000.0, True),
+        (3, 3, 4, 1, 0.0, False, 16),
+        (2, 1, 2, 0, 0.0, False, 8),
+        (2, 5, 8, 2, 0.0, False, 32),
+        (2, 4, 4, 1, 300.0, False, 4),
+        (3, 4, 16, 0, 1000.0, True, 16),
+        (2, 3, 4, 0, -1000.0, True, 64),
     ),
     build=_merge_case,
     draw=_merge_draw,
     tol=1e-4,
-    summary="empty partitions, BLOCK_P above num_parts, LSEs near ±1000 and 3000 apart",
+    summary="empty partitions, BLOCK_P above num_parts, HEAD_DIM 4-64, LSEs near ±1000 and "
+    "3000 apart",
     store_hints=((lambda f: True, MERGE["store"]),),
     value_hints=(
         (lambda f: not bool(torch.isfinite(f.got).all()) and f.big, MERGE["overflow"]),

@@ -13,11 +13,13 @@ import torch
 from ..text import msg
 from .core import checker
 from .kernel_cases import (
+    draw_scale,
     extreme_scores,
     output,
     paged_watch,
     pool_view,
     read_by_rule,
+    shares,
     table_as_read,
 )
 from .kernel_runner import Case, KernelSpec
@@ -36,22 +38,21 @@ LAST_TILE = msg("past seq_len, in the last tile", "마지막 타일의 seq_len �
 def _scores_case(params, seed):
     from ..attention import gather_kv, steps
 
-    bs, tile, seq_len, kvh, h, offset = params
-    args = steps.make_case([seq_len], bs, kvh, kvh, seed=seed, poison=True)
+    bs, tile, seq_len, kvh, h, D, scale, offset = params
+    args = steps.make_case([seq_len], bs, kvh, kvh, D, seed=seed, poison=True)
     if offset:
-        extreme_scores(args[0], args[1], offset)
+        extreme_scores(args[0], args[1], offset, scale)
     q, k_cache, table = args[0][0, h], args[1], args[3][0]
-    D, scale = q.shape[0], q.shape[0] ** -0.5
     n_out = -(-seq_len // tile) * tile
     out_flat, out = output((n_out,), device(), 2 * tile)
     watch = paged_watch(*args, with_v=False)
     ok = np.arange(out_flat.numel()) < n_out
-    watch.add("scores", out_flat, load=False, store=ok)
+    watch.add("scores", out_flat, load=False, store=shares(out_flat.numel(), tile, lambda p: p[0]))
     s = gather_kv(k_cache, table, seq_len)[:, h].cpu().double() @ q.cpu().double() * scale
     past = torch.arange(n_out) >= seq_len
     return Case(
-        where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, KV_HEADS {kvh}, kv_head {h}"
-        + (f", scores around {offset:+g}" if offset else ""),
+        where=f"block_size {bs}, TILE {tile}, seq_len {seq_len}, KV_HEADS {kvh}, kv_head {h}, "
+        f"HEAD_DIM {D}, scale {scale:.4g}" + (f", scores around {offset:+g}" if offset else ""),
         watch=watch,
         run=lambda k: k[(n_out // tile,)](
             q,
@@ -90,7 +91,8 @@ def _scores_case(params, seed):
 def _scores_draw(rng):
     bs, tile, kvh = rng.choice((1, 2, 4, 8, 16)), rng.choice((4, 8, 16)), rng.choice((1, 2, 4))
     seq_len = rng.choice((1, bs, bs + 1, tile, tile - 1 or 1, rng.randint(1, 33)))
-    return bs, tile, seq_len, kvh, rng.randrange(kvh), rng.choice((0, 0, 1000.0, -1000.0))
+    offset = rng.choice((0, 0, 1000.0, -1000.0))
+    return bs, tile, seq_len, kvh, rng.randrange(kvh), *draw_scale(rng, exact=bool(offset)), offset
 
 
 def _scores_rule(f):
@@ -113,19 +115,21 @@ def _scores_rule(f):
 SCORES_KEYS = (*(r for r in ADDRESS_RULES if r != "right"), "kv_head", "slot_heads")
 TILE_SCORES_SPEC = KernelSpec(
     name="tile_scores_kernel",
-    # (block_size, TILE, seq_len, KV_HEADS, kv_head, score offset)
+    # (block_size, TILE, seq_len, KV_HEADS, kv_head, HEAD_DIM, scale, score offset): HEAD_DIM
+    # above, equal to and below TILE, scales that are HEAD_DIM ** -0.5 and others
     fixed=(
-        (4, 8, 13, 2, 1, 0),
-        (16, 8, 17, 2, 0, 0),
-        (1, 4, 6, 1, 0, 0),
-        (8, 16, 8, 2, 1, 0),
-        (4, 4, 12, 4, 3, 0),
-        (4, 8, 11, 2, 1, -1000.0),
+        (4, 8, 13, 2, 1, 16, 0.125, 0),
+        (16, 8, 17, 2, 0, 32, 32**-0.5, 0),
+        (1, 4, 6, 1, 0, 8, 0.3, 0),
+        (8, 16, 8, 2, 1, 16, 0.25, 0),
+        (4, 4, 12, 4, 3, 8, 8**-0.5, 0),
+        (4, 8, 11, 2, 1, 16, 0.5, -1000.0),
     ),
     build=_scores_case,
     draw=_scores_draw,
     tol=1e-4,
-    summary="block sizes 1-16, tiles 4-16, 1-4 KV heads, scores beyond ±1000",
+    summary="block sizes 1-16, tiles 4-16, 1-4 KV heads, HEAD_DIM 8-32, any scale, "
+    "scores beyond ±1000",
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: same(f.got[: f.seq_len], f.s, 1e-4), HINTS["neg_inf"]),
@@ -134,6 +138,7 @@ TILE_SCORES_SPEC = KernelSpec(
             for r in SCORES_KEYS
         ),
         (lambda f: same(f.got[: f.seq_len], f.s / f.scale, 1e-4), HINTS["scale"]),
+        (lambda f: same(f.got[: f.seq_len], f.s / f.scale * f.D**-0.5, 1e-4), HINTS["own_scale"]),
         (
             lambda f: bool(torch.isnan(f.got[: f.seq_len]).any()) and not f.watch.describe("load"),
             HINTS["nan_read"],

@@ -84,7 +84,8 @@ class Watch:
     outside `Buffer.load`, a store outside `Buffer.store`, an atomic outside both); with
     `record=True`, `accesses` lists every (kind, buffer name, elements, pid) that reached a
     buffer; with `perturb` set (a numpy Generator), every tl.dot result gets a large random
-    offset, so that a launch shows whether its dots reach the output. `count["tf32"]` counts the
+    offset, so that a launch shows whether its dots reach the output; `dots[pid]` counts each
+    program's tl.dot calls. `count["tf32"]` counts the
     dots on float32 operands at TF32 precision (Triton's default on NVIDIA GPUs; the interpreter
     multiplies them in full float32 all the same).
     """
@@ -93,6 +94,7 @@ class Watch:
         self.buffers: list[Buffer] = []
         self.stray = {"load": [], "store": [], "atomic": []}  # (buffer or None, element, pid)
         self.count = {"load": 0, "store": 0, "atomic": 0, "dot": 0, "tf32": 0}
+        self.dots: dict[tuple, int] = {}  # program -> its tl.dot calls
         self.dims = 1  # grid dimensions in use, to name a program as the learner launched it
         self.accesses = [] if record else None
         self.grid = None  # the launch's grid (x, y, z), under the interpreter
@@ -152,6 +154,8 @@ class Watch:
     def _dot(self, original):
         def counted(b, *args, **kw):
             self.count["dot"] += 1
+            pid = tuple(getattr(b, "grid_idx", None) or (0, 0, 0))
+            self.dots[pid] = self.dots.get(pid, 0) + 1
             a, b_, precision = args[0], args[1], args[3] if len(args) > 3 else None
             if str(precision).endswith(".TF32") and "fp32" in (str(a.dtype), str(b_.dtype)):
                 self.count["tf32"] += 1

@@ -88,6 +88,17 @@ NO_DOT = msg(
     "이 퍼즐은 이 결과를 tl.dot으로 구하라고 합니다. 그런데 커널에서 실행되는 tl.dot 호출이 "
     "없습니다. 값은 맞을 수 있어도 텐서 코어는 쉬게 됩니다.",
 )
+DOTS = msg(
+    "program {pid} ran {count} tl.dot calls where the puzzle asks for {want}",
+    "프로그램 {pid}의 tl.dot 호출: {count}번(퍼즐이 요구하는 횟수: {want}번)",
+)
+DOTS_HINT = msg(
+    "the values are right, but a program multiplied in several small tl.dot calls where the "
+    "puzzle asks for one product over its whole group: the tensor cores get a few rows at a "
+    "time.",
+    "값은 맞지만, 한 프로그램이 그룹 전체에 대한 곱 하나를 요구하는 곳에서 작은 tl.dot을 여러 "
+    "번 실행했습니다. 텐서 코어가 한 번에 몇 행씩만 받습니다.",
+)
 DOT_UNCHANGED = msg(
     "with every tl.dot result changed, your kernel stored the same values",
     "모든 tl.dot 결과를 바꿔도 커널이 같은 값을 저장했습니다",

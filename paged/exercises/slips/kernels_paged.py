@@ -46,10 +46,16 @@ HINTS = {
         "seq_len 이후 위치에 유한한 점수가 들어 있습니다. 명세는 그곳에 -inf를 요구하고, 소프트맥스가 그것을 가중치 0으로 바꿉니다.",
     ),
     "scale": msg(
-        "every score is off by the same factor, sqrt(HEAD_DIM) = 1 / scale: q · k is right, and "
-        "the scale is missing.",
-        "모든 점수가 같은 배수 sqrt(HEAD_DIM) = 1 / scale만큼 어긋났습니다. q · k는 맞고, "
-        "scale이 빠졌습니다.",
+        "every score is off by the same factor, 1 / scale: q · k is right, and the scale never "
+        "reached it.",
+        "모든 점수가 같은 배수 1 / scale만큼 어긋났습니다. q · k는 맞고, scale이 거기에 "
+        "닿지 않았습니다.",
+    ),
+    "own_scale": msg(
+        "the scores are scaled by HEAD_DIM ** -0.5 whatever the `scale` argument says: right "
+        "only in the cases whose scale happens to be HEAD_DIM ** -0.5.",
+        "`scale` 인자가 무엇이든 점수가 HEAD_DIM ** -0.5로 조정되었습니다. scale이 마침 "
+        "HEAD_DIM ** -0.5인 사례에서만 맞습니다.",
     ),
     "kv_head": msg(
         "right only for kv_head 0: KV head 0 is read whatever kv_head says.",
@@ -110,9 +116,9 @@ SOFTMAX = {
     ),
     "scale": msg(
         "the output is what attention gives with scale = 1: the weights come from q · k itself, "
-        "so they are too sharp by a factor sqrt(HEAD_DIM) in the exponent.",
+        "so they are too sharp by a factor 1 / scale in the exponent.",
         "출력이 scale = 1일 때의 어텐션과 같습니다. 가중치가 q · k 자체에서 나와서, 지수가 "
-        "sqrt(HEAD_DIM)배만큼 지나치게 뾰족합니다.",
+        "1 / scale배만큼 지나치게 뾰족합니다.",
     ),
     "negative": msg(
         "wrong only for the heads whose scores all lie far below 0 (around -1000), right for the "

@@ -47,31 +47,31 @@ def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
             yield i, h, n, q[i, h].cpu().double(), k[:, j], v[:, j]
 
 
-def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant):
+def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant, *, scale):
     """What an online-softmax kernel stores, right or with `variant` ("no_rescale", "tile_max",
     "l_only", "acc_only", "no_mask", "head_mod", "whole_tiles": the partial last tile left out)."""
     out = torch.empty(q.shape, dtype=torch.float64)
     loop = "right" if variant == "head_mod" else variant  # head_mod: the right loop, other heads
     for i, h, _, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
-        out[i, h] = _variant(qh, k, v, q.shape[-1] ** -0.5, tile, loop)
+        out[i, h] = _variant(qh, k, v, scale, tile, loop)
     return out
 
 
-def max_scores(q, k_cache, v_cache, block_table, seq_lens):
+def max_scores(q, k_cache, v_cache, block_table, seq_lens, *, scale):
     """The largest score q . k * scale of each (sequence, query head), float64."""
     m = torch.empty(q.shape[:2], dtype=torch.float64)
     for i, h, _, qh, k, _ in _heads(q, k_cache, v_cache, block_table, seq_lens, "right"):
-        m[i, h] = (k @ qh).max() * q.shape[-1] ** -0.5
+        m[i, h] = (k @ qh).max() * scale
     return m
 
 
-def known_max_outputs(q, k_cache, v_cache, block_table, seq_lens, m, tile, variant):
+def known_max_outputs(q, k_cache, v_cache, block_table, seq_lens, m, tile, variant, *, scale):
     """What a known-max kernel stores, right or with `variant` ("no_divide", "no_mask",
     "head_mod", "whole_tiles")."""
     out = torch.empty(q.shape, dtype=torch.float64)
     for i, h, n, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
         used = n - n % tile if variant == "whole_tiles" else n
-        p = torch.exp(k[:used] @ qh * q.shape[-1] ** -0.5 - m[i, h])
+        p = torch.exp(k[:used] @ qh * scale - m[i, h])
         v = v[:used]
         total = p.sum()
         if variant == "no_mask":  # the padded lanes of the last tile: k = 0, score 0.0, v = 0
