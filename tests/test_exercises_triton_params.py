@@ -5,7 +5,8 @@ A learner's kernel may hard-code what the chapter's example holds (HEAD_DIM 16, 
 asks for one per group. Each such answer here is the model answer with one learner's edit (or,
 where the edit is structural, a whole kernel), and it must fail on every seed: the fixed cases
 catch it, not a lucky draw. The first test says why they can: no launch argument keeps one
-value across a puzzle's fixed cases.
+value across a puzzle's fixed cases. Where a hint is due, the test names it by its catalogue
+and key (`slips.kernels_paged.HINTS["own_scale"]`), never by its words.
 """
 
 import importlib.util
@@ -27,8 +28,8 @@ pytestmark = [
 if backend() != "unavailable":
     from paged import exercises as ex
     from paged.exercises import answers
-    from paged.exercises.slips.kernels_paged import HINTS
-    from paged.exercises.verdicts import DOTS_HINT, SHARE
+    from paged.exercises import verdicts
+    from paged.exercises.slips import kernels_onramp, kernels_paged
 
 PUZZLES = [
     "stamp_kernel",
@@ -110,22 +111,37 @@ def _kernel(puzzle, source, stem):
 FOLDER = Path(tempfile.mkdtemp(prefix="paged-fixed-params-"))
 ONE_OVER_SQRT = "/ tl.sqrt(HEAD_DIM * 1.0)"
 
+
+def _hint(name):
+    """A hint by its catalogue and key: "HINTS.own_scale", "COPY_2D.bounds_swapped", or a
+    verdict's name ("SHARE"); None: any refusal will do."""
+    if name is None:
+        return None
+    if "." not in name:
+        return getattr(verdicts, name)
+    catalogue, key = name.split(".")
+    for module in (kernels_paged, kernels_onramp):
+        if hasattr(module, catalogue):
+            return getattr(module, catalogue)[key]
+    raise KeyError(name)
+
+
 # (puzzle, what the learner did, edits of the model answer, the hint due or None: any refusal)
 EDITS = [
-    ("tile_scores_kernel", "sqrt_dim", [("* scale  #", f"{ONE_OVER_SQRT}  #")], "own_scale"),
-    ("tile_scores_kernel", "quarter", [("* scale  #", "* 0.25  #")], "own_scale"),
+    ("tile_scores_kernel", "sqrt_dim", [("* scale  #", f"{ONE_OVER_SQRT}  #")], "HINTS.own_scale"),
+    ("tile_scores_kernel", "quarter", [("* scale  #", "* 0.25  #")], "HINTS.own_scale"),
     ("tile_scores_kernel", "d16", [("d = tl.arange(0, HEAD_DIM)", "d = tl.arange(0, 16)")], None),
     (
         "known_max_kernel",
         "sqrt_dim",
         [('* scale, float("-inf")', f'{ONE_OVER_SQRT}, float("-inf")')],
-        "own_scale",
+        "HINTS.own_scale",
     ),
     (
         "online_softmax_kernel",
         "sqrt_dim",
         [('* scale, float("-inf")', f'{ONE_OVER_SQRT}, float("-inf")')],
-        "own_scale",
+        "HINTS.own_scale",
     ),
     (
         "online_softmax_kernel",
@@ -136,7 +152,7 @@ EDITS = [
         ],
         None,
     ),
-    ("gqa_scores_kernel", "sqrt_dim", [("* scale  #", f"{ONE_OVER_SQRT}  #")], "own_scale"),
+    ("gqa_scores_kernel", "sqrt_dim", [("* scale  #", f"{ONE_OVER_SQRT}  #")], "HINTS.own_scale"),
     (
         "gqa_scores_kernel",
         "rows_head_dim_apart",
@@ -150,6 +166,60 @@ EDITS = [
     ),
     ("merge_kernel", "d16", [("d = tl.arange(0, HEAD_DIM)", "d = tl.arange(0, 16)")], None),
     ("gather_kernel", "row8", [("cols = tl.arange(0, ROW)", "cols = tl.arange(0, 8)")], None),
+    # hints that once named another mistake
+    (
+        "copy_2d_kernel",
+        "bounds_swapped",
+        [
+            (
+                "(rows < M)[:, None] & (cols < N)[None, :]",
+                "(rows < N)[:, None] & (cols < M)[None, :]",
+            )
+        ],
+        "COPY_2D.bounds_swapped",
+    ),
+    ("copy_kernel", "le", [("mask = offs < n", "mask = offs <= n")], "COPY.off_by_one"),
+    (
+        "online_softmax_kernel",
+        "one_token_skipped",
+        [("range(0, seq_len, TILE)", "range(0, seq_len - 1, TILE)")],
+        "HINTS.one_token",
+    ),
+    (
+        "known_max_kernel",
+        "one_token_skipped",
+        [("range(0, seq_len, TILE)", "range(0, seq_len - 1, TILE)")],
+        "HINTS.one_token",
+    ),
+    (
+        "online_softmax_kernel",
+        "head_div",
+        [("kv_head = head // GROUP", "kv_head = head // KV_HEADS")],
+        "HINTS.head_div",
+    ),
+    (
+        "known_max_kernel",
+        "head_div",
+        [("kv_head = head // GROUP", "kv_head = head // KV_HEADS")],
+        "HINTS.head_div",
+    ),
+    (
+        "tile_scores_kernel",
+        "tail_unwritten",
+        [('pos, tl.where(mask, s, float("-inf")))', "pos, s, mask=mask)")],
+        "HINTS.tail_unwritten",
+    ),
+    (
+        "gather_kernel",
+        "physical_order",
+        [
+            (
+                "tl.store(out_ptr + pos[:, None] * ROW",
+                "tl.store(out_ptr + slot[:, None] * ROW",
+            )
+        ],
+        "HINTS.physical",
+    ),
 ]
 
 # Answers whose mistake is their structure, written whole.
@@ -232,11 +302,11 @@ def gqa_scores_kernel(q_ptr, k_ptr, block_table_ptr, seq_lens_ptr, scores_ptr, s
 """
 
 WHOLE = [
-    ("tile_scores_kernel", "program_0", PROGRAM_0_SCORES, SHARE),
-    ("online_softmax_kernel", "every_head", EVERY_HEAD_SOFTMAX, SHARE),
-    ("gqa_scores_kernel", "dot_per_head", DOT_PER_HEAD, DOTS_HINT),
+    ("tile_scores_kernel", "program_0", PROGRAM_0_SCORES, "SHARE"),
+    ("online_softmax_kernel", "every_head", EVERY_HEAD_SOFTMAX, "SHARE"),
+    ("gqa_scores_kernel", "dot_per_head", DOT_PER_HEAD, "DOTS_HINT"),
 ]
-CASES = [(p, name, _edited, edits, HINTS.get(h)) for p, name, edits, h in EDITS] + [
+CASES = [(p, name, _edited, edits, hint) for p, name, edits, hint in EDITS] + [
     (p, name, None, source, hint) for p, name, source, hint in WHOLE
 ]
 
@@ -245,7 +315,7 @@ CASES = [(p, name, _edited, edits, HINTS.get(h)) for p, name, edits, h in EDITS]
     "puzzle, name, edit, source, hint", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES]
 )
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_an_answer_that_fixes_a_parameter_or_a_share_fails_on_every_seed(
+def test_a_learners_edit_fails_on_every_seed_with_the_hint_due(
     puzzle, name, edit, source, hint, capsys
 ):
     source = edit(puzzle, source) if edit else textwrap.dedent(source)
@@ -255,14 +325,12 @@ def test_an_answer_that_fixes_a_parameter_or_a_share_fails_on_every_seed(
         assert check(kernel, seed=seed) is False, f"{name} accepted on seed {seed}"
         out = capsys.readouterr().out
         assert "seed" not in out, out  # refused by a fixed case, not by a lucky draw
-        assert hint is None or str(hint) in out, out
+        assert hint is None or str(_hint(hint)) in out, out
 
 
-def test_the_whole_kernels_above_are_right_where_the_mistake_cannot_show(capsys):
-    """The structural answers compute the right numbers: what fails them is the share or the
-    count of dots, not a value (so the test above proves what it names)."""
-    from paged.exercises.verdicts import RIGHT
-
+def test_a_tl_dot_per_query_head_gives_the_right_values(capsys):
+    """What fails the answer that runs a tl.dot per query head is the count of its dots, not a
+    value: the verdict says the values are right."""
     kernel = _kernel("gqa_scores_kernel", textwrap.dedent(DOT_PER_HEAD), "gqa_dot_per_head_rt")
     assert ex.check_gqa_scores_kernel(kernel, seed=1) is False
-    assert str(RIGHT) in capsys.readouterr().out
+    assert str(verdicts.RIGHT) in capsys.readouterr().out

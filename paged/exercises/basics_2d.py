@@ -91,6 +91,16 @@ check_copy_2d_kernel = checker(
 )
 
 
+def _bounds_swapped(params, got_flat) -> bool:
+    """The elements written are those of a grid's cells with row < N and column < M."""
+    M, N, sx, so, bm, bn = params
+    r, c = np.meshgrid(np.arange(-(-M // bm) * bm), np.arange(-(-N // bn) * bn), indexing="ij")
+    cells = (r * so + c)[(r < N) & (c < M)]
+    due = np.zeros(got_flat.numel(), bool)
+    due[cells[cells < got_flat.numel()]] = True
+    return bool((due == (got_flat.numpy() != SENTINEL)).all())
+
+
 def _copy_2d_mistake(f):
     """The key of the typical mistake that leaves out as the kernel left it, or None."""
     M, N, sx, so, bm, bn = f.params
@@ -102,6 +112,8 @@ def _copy_2d_mistake(f):
         sim[torch.tensor((r * out_stride + c).ravel())] = src.ravel()
         return sim
 
+    if M != N and _bounds_swapped(f.params, got_flat):
+        return "bounds_swapped"
     if same(got_flat, stored(x_flat[torch.tensor(r * N + c)], so)):
         return "stride_x"
     if same(got_flat, stored(values, sx)) or same(got_flat, stored(values, N)):

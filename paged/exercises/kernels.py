@@ -99,7 +99,15 @@ def _gather_case(params, seed):
             ("cache", "load", GUARD, num_blocks, bs, bs * row, row, POOL_ROWS),
             ("out", "store", 0, 1, seq_len, seq_len * row, row),
         ],
-        data={"flat": flat, "table": t_flat, "bs": bs, "seq_len": seq_len, "row": row},
+        data={
+            "flat": flat,
+            "table": t_flat,
+            "bs": bs,
+            "seq_len": seq_len,
+            "row": row,
+            "written": lambda: out_flat.cpu() != SENTINEL,
+            "slots": slots,
+        },
     )
 
 
@@ -107,6 +115,15 @@ def _gather_draw(rng):
     bs, tile = rng.choice((1, 2, 4, 8, 16)), rng.choice((2, 4, 8, 16))
     seq_len = rng.choice((1, bs, bs + 1, tile, tile + 1, rng.randint(1, 40)))
     return bs, tile, seq_len, -(-seq_len // bs) + rng.randint(1, 4), rng.choice((4, 8, 16, 32))
+
+
+def _physical(f) -> bool:
+    """The rows written are the tokens' slots, not their positions (a store in the pool's order)."""
+    written = f.written()
+    due = torch.zeros(written.numel(), dtype=torch.bool)
+    for slot in f.slots:
+        due[slot * f.row : min((slot + 1) * f.row, due.numel())] = True
+    return bool(torch.equal(written, due))
 
 
 def _read_by(f, rule):
@@ -151,10 +168,14 @@ GATHER_SPEC = KernelSpec(
     summary="block sizes 1-16, tiles 2-16, rows of 4-32 numbers, shuffled tables",
     describe=_gather_what,
     store_hints=(
+        (_physical, HINTS["physical"]),
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["one_d"]),
         (lambda f: True, HINTS["store"]),
     ),
-    share_hints=((lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),),
+    share_hints=(
+        (_physical, HINTS["physical"]),
+        (lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
+    ),
     value_hints=(
         (lambda f: bool((f.got == SENTINEL).any()), HINTS["tile"]),
         *((lambda f, r=r: same(f.got, _read_by(f, r)), h) for r, h in ADDRESS_HINTS.items()),

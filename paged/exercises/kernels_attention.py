@@ -150,6 +150,13 @@ def _only_negative(f) -> bool:
     return bool(bad.any()) and not bool((bad & ~f.negative).any())
 
 
+def _nan_only_for_one_token(f) -> bool:
+    """Non-finite output rows, all of them in sequences of one token."""
+    bad = ~torch.isfinite(f.got).all(-1)
+    single = (f.args[4].cpu() == 1)[:, None]
+    return bool(bad.any()) and not bool((bad & ~single).any())
+
+
 def _written(f):
     """The stored output, NaN where nothing was stored (a kernel that skips 0 / 0 rows)."""
     return torch.where(f.got == SENTINEL, float("nan"), f.got)
@@ -194,7 +201,7 @@ KNOWN_MAX_SPEC = KernelSpec(
     # HEAD_DIM 8 to 32, scales HEAD_DIM ** -0.5 and others. The online softmax runs the same
     # ones: a tile loop with the maximum given must pass them all.
     fixed=(
-        (4, (1, 4, 5, 21), 4, 2, 8, 3.0, False, 16, 0.125),
+        (4, (1, 4, 5, 21), 6, 3, 8, 3.0, False, 16, 0.125),
         (16, (16, 17, 40), 4, 1, 16, 3.0, False, 32, 32**-0.5),
         (16, (9, 33), 2, 2, 8, 3.0, False, 8, 0.3),
         (1, (3, 9), 2, 2, 4, 3.0, False, 16, 0.25),
@@ -212,8 +219,10 @@ KNOWN_MAX_SPEC = KernelSpec(
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
         (_is_known("whole_tiles"), HINTS["whole_tiles"]),
+        (_nan_only_for_one_token, HINTS["one_token"]),
         (lambda f: _nonfinite(f) and f.big, KNOWN["overflow"]),
         (_is_known("head_mod"), HINTS["head_mod"]),
+        (_is_known("head_div"), HINTS["head_div"]),
         (_is_known("no_divide"), KNOWN["no_divide"]),
         (_is_known("no_mask"), KNOWN["no_mask"]),
         (_is("tile_max"), KNOWN["tile_max"]),
@@ -240,10 +249,12 @@ ONLINE_SOFTMAX_SPEC = dataclasses.replace(  # the known-max loop's cases, summar
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),
         (_is("whole_tiles"), HINTS["whole_tiles"]),
+        (_nan_only_for_one_token, HINTS["one_token"]),
         (_only_negative, SOFTMAX["negative"]),
         (lambda f: _nonfinite(f) and f.big, SOFTMAX["overflow"]),
         (_nonfinite, SOFTMAX["nan"]),
         (_is("head_mod"), HINTS["head_mod"]),
+        (_is("head_div"), HINTS["head_div"]),
         *(
             (_is(v), SOFTMAX[v].format(why=RESCALE))
             for v in ("no_rescale", "tile_max", "l_only", "acc_only")

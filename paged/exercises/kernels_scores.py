@@ -26,7 +26,7 @@ from .kernel_runner import Case, KernelSpec
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
 from .slips.kernels_paged import HINTS
-from .triton_checks import device, same, whole
+from .triton_checks import SENTINEL, device, same, whole
 
 __all__: list[str] = []  # exported by kernels.py
 
@@ -132,6 +132,10 @@ TILE_SCORES_SPEC = KernelSpec(
     "scores beyond ±1000",
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
+        (
+            lambda f: same(f.got[: f.seq_len], f.s, 1e-4) and bool((f.got == SENTINEL).any()),
+            HINTS["tail_unwritten"],
+        ),
         (lambda f: same(f.got[: f.seq_len], f.s, 1e-4), HINTS["neg_inf"]),
         *(
             (lambda f, r=r: _scores_rule(f) == r, HINTS.get(r) or ADDRESS_HINTS[r])

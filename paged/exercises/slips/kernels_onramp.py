@@ -40,9 +40,10 @@ COPY = {
         "마지막 프로그램에서 n 너머의 레인도 store해서 out의 끝을 넘어갔습니다.",
     ),
     "off_by_one": msg(
-        "one lane too many got through your mask: element n was written, and out ends at "
-        "index n - 1.",
-        "마스크가 레인 하나를 더 통과시켰습니다. 원소 n에 썼는데 out은 인덱스 n - 1에서 끝납니다.",
+        "one lane too many got through your mask: the last program wrote element n, one past "
+        "the end of out.",
+        "마스크가 레인 하나를 더 통과시켰습니다. 마지막 프로그램이 out의 끝 바로 다음인 원소 n에 "
+        "썼습니다.",
     ),
     "start": msg(
         "only the first BLOCK elements were copied: every program copied the same ones.",
@@ -52,6 +53,11 @@ COPY = {
 
 
 COPY_2D = {
+    "bounds_swapped": msg(
+        "the cells stored form an N × M block (rows below N, columns below M) where the matrix "
+        "is M × N.",
+        "store한 칸들이 N × M 블록(N보다 작은 행, M보다 작은 열)을 이룹니다. 행렬은 M × N입니다.",
+    ),
     "one_d": msg(
         "a 1-D mask on a 2-D tile: a mask of shape (BM,) next to a (BM, BN) tile is lined up "
         "with the LAST dimension, the columns, so a test on rows switched columns on and off.",

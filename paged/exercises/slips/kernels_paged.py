@@ -72,6 +72,30 @@ HINTS = {
         "쿼리 헤드가 엉뚱한 KV 헤드를 읽었습니다. 여러분의 코드는 헤드를 번갈아 나눠 주지만(h % KV_HEADS), 그룹은 연속한 쿼리 헤드 "
         "GROUP개입니다(5장).",
     ),
+    "head_div": msg(
+        "query heads read the wrong KV heads: yours gives each run of KV_HEADS consecutive query "
+        "heads one KV head, while a group is GROUP of them (chapter 5).",
+        "쿼리 헤드가 엉뚱한 KV 헤드를 읽었습니다. 여러분의 코드는 연속한 쿼리 헤드 KV_HEADS개마다 "
+        "KV 헤드 하나를 주지만, 그룹은 GROUP개입니다(5장).",
+    ),
+    "one_token": msg(
+        "NaN only for the sequences of one token: nothing of theirs was added to l_i (0 / 0), "
+        "so their only tile never ran.",
+        "토큰이 하나뿐인 시퀀스에서만 NaN입니다. 그 시퀀스는 l_i에 아무것도 더하지 못했습니다(0 / 0). "
+        "하나뿐인 타일이 실행되지 않았습니다.",
+    ),
+    "tail_unwritten": msg(
+        "the positions past seq_len in the last tile were never written; the spec asks for -inf "
+        "there, which the softmax turns into a weight of 0.",
+        "마지막 타일의 seq_len 이후 위치에 아무것도 쓰지 않았습니다. 명세는 그곳에 -inf를 요구하고, "
+        "소프트맥스가 그것을 가중치 0으로 바꿉니다.",
+    ),
+    "physical": msg(
+        "each token's row was stored where its slot lies in the cache, not at its position in the "
+        "sequence: out came out in the pool's order.",
+        "각 토큰의 행을 시퀀스 안의 위치가 아니라 캐시에서 그 슬롯이 있는 곳에 store했습니다. out이 "
+        "풀의 순서로 채워졌습니다.",
+    ),
     "group_rows": msg(
         "rows past GROUP of the padded (BLOCK_G, TILE) tile were stored: they belong to other "
         "KV heads' query heads, or to nobody.",

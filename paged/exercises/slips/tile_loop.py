@@ -43,15 +43,21 @@ def _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
         k = gather_kv(k_cache, block_table[i], n).cpu().double()
         v = gather_kv(v_cache, block_table[i], n).cpu().double()
         for h in range(num_q_heads):
-            j = h % kvh if variant == "head_mod" else h // (num_q_heads // kvh)
+            if variant == "head_mod":  # dealt out in turn
+                j = h % kvh
+            elif variant == "head_div":  # runs of KV_HEADS query heads (raises past the last)
+                j = h // kvh
+            else:
+                j = h // (num_q_heads // kvh)
             yield i, h, n, q[i, h].cpu().double(), k[:, j], v[:, j]
 
 
 def online_softmax_outputs(q, k_cache, v_cache, block_table, seq_lens, tile, variant, *, scale):
     """What an online-softmax kernel stores, right or with `variant` ("no_rescale", "tile_max",
-    "l_only", "acc_only", "no_mask", "head_mod", "whole_tiles": the partial last tile left out)."""
+    "l_only", "acc_only", "no_mask", "head_mod", "head_div", "whole_tiles": the partial last tile
+    left out)."""
     out = torch.empty(q.shape, dtype=torch.float64)
-    loop = "right" if variant == "head_mod" else variant  # head_mod: the right loop, other heads
+    loop = "right" if variant.startswith("head_") else variant  # the right loop, other heads
     for i, h, _, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
         out[i, h] = _variant(qh, k, v, scale, tile, loop)
     return out
@@ -67,7 +73,7 @@ def max_scores(q, k_cache, v_cache, block_table, seq_lens, *, scale):
 
 def known_max_outputs(q, k_cache, v_cache, block_table, seq_lens, m, tile, variant, *, scale):
     """What a known-max kernel stores, right or with `variant` ("no_divide", "no_mask",
-    "head_mod", "whole_tiles")."""
+    "head_mod", "head_div", "whole_tiles")."""
     out = torch.empty(q.shape, dtype=torch.float64)
     for i, h, n, qh, k, v in _heads(q, k_cache, v_cache, block_table, seq_lens, variant):
         used = n - n % tile if variant == "whole_tiles" else n
