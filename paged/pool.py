@@ -57,13 +57,13 @@ class ContiguousPool:
             f"of kv_slots={self.num_slots} cannot hold it"
         )
 
-    def find_hits(self, q, num_tokens: int) -> list:
+    def find_hits(self, q, num_tokens: int, running: bool = True) -> list:
         return []  # no prefix caching
 
     def cache(self, q) -> None:
         pass
 
-    def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
+    def why_not(self, r: Request, num_tokens: int, hits=(), running: bool = True) -> str | None:
         """None if `r` can be admitted now, else the reason ("no_space", "no_hole")."""
         return self.allocator.why_not(prompt_len=r.prompt_len, output_len=r.output_len)
 
@@ -136,27 +136,35 @@ class PagedPool:
         return self.shared_prefix // self.block_size * self.block_size
 
     # ---- admission -----------------------------------------------------------------------
+    def kept_free(self, running: bool = True) -> int:
+        """The blocks admission keeps free: the watermark, but none while nothing runs under
+        vLLM V1's rules (`PagedConfig.watermark_while_running`)."""
+        if running or not self.config.watermark_while_running:
+            return self.watermark_blocks
+        return 0
+
     def fits_alone(self, r: Request) -> str | None:
         """None if `r` fits an empty pool with the watermark kept free (admission keeps it free:
-        it must fit too), else why it never can."""
+        it must fit too; vLLM V1 keeps none while nothing runs), else why it never can."""
         c = self.config
-        need = num_blocks_for(r.final_len, self.block_size)
-        if need + self.watermark_blocks <= c.usable_blocks:
+        need, kept = num_blocks_for(r.final_len, self.block_size), self.kept_free(running=False)
+        if need + kept <= c.usable_blocks:
             return None
         null = " (one of them vLLM's null block)" if self.null_block else ""
         return (
-            f"request {r.req_id!r} needs {need} blocks (+ {self.watermark_blocks} kept free); "
+            f"request {r.req_id!r} needs {need} blocks (+ {kept} kept free); "
             f"kv_slots={self.kv_slots} hold {c.num_blocks} blocks of {self.block_size}{null}"
         )
 
-    def find_hits(self, q, num_tokens: int) -> list[int]:
+    def find_hits(self, q, num_tokens: int, running: bool = True) -> list[int]:
         """The cached blocks `q` (a `Sequence` that will hold `num_tokens`) can take: its longest
-        chain of hits, never its last token's (none without prefix caching)."""
+        chain of hits, never its last token's (none without prefix caching). `running`: whether
+        some request runs (`kept_free`)."""
         if not self.caching:
             return []
         a, bs = self.allocator, self.block_size
         fewest = -(-num_tokens // bs) - (num_tokens - 1) // bs  # every full block a hit, held
-        if fewest + self.watermark_blocks > a.num_free_blocks:
+        if fewest + self.kept_free(running) > a.num_free_blocks:
             return []  # it cannot be admitted whatever it finds: skip the look-up
         return a.find_cached(self.hashes(q), num_tokens)
 
@@ -169,21 +177,17 @@ class PagedPool:
         """The hash chain of `q`'s full blocks whose tokens are known (`Sequence.hashes`)."""
         return q.hashes(self.block_size)
 
-    def why_not(self, r: Request, num_tokens: int, hits=()) -> str | None:
-        """None if `num_tokens` of `r` fit with the watermark kept free, else "no_free_blocks";
-        `hits`: cached blocks it takes (a free one counts as taken: vLLM's
+    def why_not(self, r: Request, num_tokens: int, hits=(), running: bool = True) -> str | None:
+        """None if `num_tokens` of `r` fit with the blocks `kept_free(running)` left free, else
+        "no_free_blocks"; `hits`: cached blocks it takes (a free one counts as taken: vLLM's
         `get_num_blocks_to_allocate`)."""
         if self.caching:
             new = self.allocator.num_blocks_to_allocate(num_tokens, hits)
-            return (
-                "no_free_blocks"
-                if new + self.watermark_blocks > self.allocator.num_free_blocks
-                else None
-            )
-        new = num_blocks_for(num_tokens - self._shared_full, self.block_size)
-        if self.shared_prefix and not self.holds_prefix:  # the first one brings the prefix
-            new += num_blocks_for(self.shared_prefix, self.block_size)
-        if new + self.watermark_blocks > self.allocator.num_free_blocks:
+        else:
+            new = num_blocks_for(num_tokens - self._shared_full, self.block_size)
+            if self.shared_prefix and not self.holds_prefix:  # the first one brings the prefix
+                new += num_blocks_for(self.shared_prefix, self.block_size)
+        if new + self.kept_free(running) > self.allocator.num_free_blocks:
             return "no_free_blocks"
         return None
 

@@ -316,10 +316,11 @@ class Scheduler:
             reason = why_wait(q, full=self._is_full(), swapped=bool(self.swapped), held=held)
             if reason is None:
                 n = self._to_prefill(q)
-                hits = self.pool.find_hits(q, n)
+                running = bool(self.running)  # admitted ones included, as in vLLM V1
+                hits = self.pool.find_hits(q, n, running)
                 cached = len(hits) * bs if hits else shared
                 new = min(n - cached, budget) if chunking else n - cached
-                reason = self.pool.why_not(q.request, n, hits)
+                reason = self.pool.why_not(q.request, n, hits, running)
                 budget -= new
                 if reason is None and (budget < 0 or new <= 0):
                     reason = "token_budget"  # the course's rules: it waits for a whole step

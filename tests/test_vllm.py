@@ -23,34 +23,26 @@ from pathlib import Path
 
 import pytest
 from model_needs import need
+from vllm_replay import as_result, options, replay, run_recorded
 
 import paged.model as pm
-from paged.engines import convert, vllm_process
+from paged.engines import compare, convert, vllm_process
 from paged.engines import vllm as V
+from paged.model.errors import KVBudgetTooSmall
+from paged.scheduler import Scheduler
+from paged.workloads import Request
 
 REQUIRE_VLLM = os.environ.get("PAGED_REQUIRE_VLLM", "") not in ("", "0")
 CHAPTER, PREFIX = "chapter11_24x48_32x32", "chapter11_prefix_caching"
 PREEMPTED = "prefix_caching_preempted"  # the prefix run in 32 blocks: resumed requests hit too
 # chapter 12: two tenants without and with salts; a tight pool that evicts and preempts
 CHAPTER12 = ("chapter12_tenants_nosalt", "chapter12_tenants_salted", "chapter12_tight")
-ALL = (CHAPTER, PREFIX, PREEMPTED, *CHAPTER12)
+WATERMARK = "watermark_while_running"  # watermark 0.3 of 8 blocks: one request fits only alone
+ALL = (CHAPTER, PREFIX, PREEMPTED, *CHAPTER12, WATERMARK)
 
 
 def recording(name: str) -> dict:
     return next(r for r in V.recordings() if r["name"] == name)
-
-
-def options(rec: dict) -> dict:
-    """generate()'s keyword arguments for the recorded request."""
-    q = rec["request"]
-    keys = ("kv_blocks", "block_size", "prefix_caching", "max_num_seqs", "max_model_len")
-    return {k: q[k] for k in keys} | {"cache_salts": q.get("cache_salts")}
-
-
-def run_recorded(name: str) -> V.EngineResult:
-    rec = recording(name)
-    q = rec["request"]
-    return V.generate(q["prompt_token_ids"], q["max_new_tokens"], live=False, **options(rec))
 
 
 # ---- the recordings: no vLLM, no model -----------------------------------------------------
@@ -196,7 +188,9 @@ def test_recorded_ids_are_the_course_tokenizers(model):
 
 def test_vllm_tokens_equal_the_course_scheduler(model):
     rec = recording(CHAPTER)
-    engine = V.generate(rec["request"]["prompt_token_ids"], 48, live=False, **options(rec))
+    engine = V.generate(
+        rec["request"]["prompt_token_ids"], 48, live=False, **options(rec["request"])
+    )
     ours = pm.generate(
         model,
         rec["prompts"],
@@ -231,7 +225,9 @@ def test_live_run_equals_its_recording(name, monkeypatch):
     seen = []  # the child's progress lines, as the bars get them
     show = vllm_process.show_progress
     monkeypatch.setattr(vllm_process, "show_progress", lambda e, n: show(seen.extend(e) or seen, n))
-    live = V.generate(q["prompt_token_ids"], q["max_new_tokens"], live=True, **options(rec))
+    live = V.generate(
+        q["prompt_token_ids"], q["max_new_tokens"], live=True, **options(rec["request"])
+    )
     assert live.source == "live" and live.tokens == recorded.tokens
     tokens = [n for kind, n in seen if kind == "tokens"]
     assert seen[:2] == [("start", 1), ("start", 2)] and tokens == sorted(tokens)
@@ -384,22 +380,115 @@ def fake_core(**config):
     return core
 
 
+def fake_classes(*dropped: str):
+    """`check_engine`'s class finder over stand-ins for vLLM's classes, each with the fields
+    vllm_child reads but the `dropped` ones ("Class.field"); a class named alone is absent."""
+    import dataclasses
+
+    from paged.engines import vllm_child
+
+    def find(path):
+        name = path.rsplit(".", 1)[1]
+        if name in dropped:
+            return None
+        keep = [f for f in vllm_child.FIELDS[path] if f"{name}.{f}" not in dropped]
+        return dataclasses.make_dataclass(name, keep)
+
+    return find
+
+
 def test_the_child_checks_vllms_attributes_before_the_first_step():
     from paged.engines import vllm_child
 
-    config = vllm_child.check_engine(fake_core(async_scheduling=False, policy="fcfs"), "0.32.0")
+    check = vllm_child.check_engine
+    ok = fake_core(async_scheduling=False, policy="fcfs")
+    config = check(ok, "0.32.0", classes=fake_classes())
     assert config["async_scheduling"] is False and config["policy"] == "fcfs"
     core = fake_core()
     del core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks
     del core.vllm_config.scheduler_config.max_num_batched_tokens
     del core.vllm_config.scheduler_config.watermark  # optional: read as None
+    gone = fake_classes("CachedRequestData.resumed_req_ids", "Request")
     with pytest.raises(vllm_child.EngineMismatch, match="0.33.0 lacks") as err:
-        vllm_child.check_engine(core, "0.33.0")
+        check(core, "0.33.0", classes=gone)
     assert "engine_core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks" in str(err.value)
     assert "scheduler_config.max_num_batched_tokens" in str(err.value)
+    # the fields each step reads of a scheduler output and a request: checked up front too
+    assert "vllm.v1.core.sched.output.CachedRequestData.resumed_req_ids" in str(err.value)
+    assert "vllm.v1.request.Request.request_id" in str(err.value)
     assert "watermark" not in str(err.value)
     with pytest.raises(vllm_child.EngineMismatch, match="async_scheduling"):
-        vllm_child.check_engine(fake_core(async_scheduling=True), "0.32.0")
+        check(fake_core(async_scheduling=True), "0.32.0", classes=fake_classes())
+    with pytest.raises(vllm_child.EngineMismatch, match="use_v2_model_runner"):
+        check(fake_core(use_v2_model_runner=True), "0.32.0", classes=fake_classes())
+
+
+def test_a_field_counts_where_the_class_declares_it_or_its_init_assigns_it():
+    from paged.engines.vllm_child import has_field
+
+    class Request:
+        def __init__(self):
+            self.request_id = "r"
+
+        @property
+        def num_output_tokens(self):
+            return 0
+
+    assert has_field(Request, "request_id") and has_field(Request, "num_output_tokens")
+    assert not has_field(Request, "num_computed_tokens") and not has_field(None, "request_id")
+
+
+# ---- the watermark as vLLM keeps it: only while a request runs ----------------------------
+def test_vllm_keeps_the_watermark_only_while_a_request_runs_and_so_does_the_course():
+    run, q = run_recorded(WATERMARK), recording(WATERMARK)["request"]
+    assert (q["kv_blocks"], q["watermark"]) == (8, 0.3) and run.config["watermark_blocks"] == 2
+    # prompt 0 (147 tokens: 5 blocks, 6 with its answer) is admitted with nothing running: with
+    # the watermark kept it could never run in 7 usable blocks; prompt 1 (34 tokens: 2 blocks)
+    # then waits, 2 blocks free, until prompt 0 has finished: the watermark kept while it runs
+    assert [len(p) for p in q["prompt_token_ids"]] == [147, 34]
+    assert run.trace[0].admitted == (0,) and run.num_free_blocks[0] == 2
+    first_of_1 = next(t for t, s in enumerate(run.trace) if 1 in s.admitted)
+    assert first_of_1 == next(t for t, s in enumerate(run.trace) if 0 in s.finished) + 1
+    s, steps, engine = replay(WATERMARK)  # the course's vllm-v1 rules, the same watermark
+    for (ours, free, _), theirs, their_free in zip(
+        steps, engine.trace, engine.num_free_blocks, strict=True
+    ):
+        assert sorted(ours.layout.tables) == sorted(theirs.layout.tables), ours.step
+        assert (free, ours.admitted) == (their_free, theirs.admitted), ours.step
+    assert compare.compare(as_result(s, steps, engine), engine).first_difference is None
+    # without the watermark prompt 1 would start at once; under the course's own rules (the
+    # watermark always kept) prompt 0 could never run in the same 7 usable blocks
+    _, unkept, _ = replay(WATERMARK, watermark=0.0)
+    assert unkept[0][0].admitted == (0, 1)
+    reqs = [Request(i, len(p), 24, 0.0, tuple(p)) for i, p in enumerate(q["prompt_token_ids"])]
+    with pytest.raises(KVBudgetTooSmall, match=r"needs 6 blocks \(\+ 2 kept free\)"):
+        Scheduler(reqs, "paged", kv_slots=7 * 32, block_size=32, watermark=0.3)
+
+
+# ---- the request: the model's context, the watermark and the token budget -------------------
+def test_max_model_len_stops_at_the_models_context():
+    ids = [[1, 2, 3] * 10]
+    assert V.make_request(ids, 4, kv_blocks=300)["max_model_len"] == V.MODEL_CONTEXT == 8192
+    assert V.make_request(ids, 4, kv_blocks=8)["max_model_len"] == 7 * 32  # the pool, below it
+    with pytest.raises(ValueError, match="max_model_len=9000 is longer than the model's context"):
+        V.make_request(ids, 4, kv_blocks=300, max_model_len=9000)
+
+
+def test_the_model_holds_the_context_the_adapter_assumes(model):
+    assert model.config.context_length == V.MODEL_CONTEXT
+
+
+def test_the_watermark_and_the_token_budget_join_the_request_only_where_given():
+    ids = [[1, 2, 3] * 10]
+    plain = V.make_request(ids, 4, kv_blocks=8)
+    assert "watermark" not in plain and "max_num_batched_tokens" not in plain
+    given = V.make_request(ids, 4, kv_blocks=8, watermark=0.25, max_num_batched_tokens=64)
+    assert given == plain | {"watermark": 0.25, "max_num_batched_tokens": 64}
+    for bad in (1.0, -0.1, "0.2", True):
+        with pytest.raises(ValueError, match="watermark must be a number in \\[0, 1\\)"):
+            V.make_request(ids, 4, kv_blocks=8, watermark=bad)
+    with pytest.raises(ValueError, match="max_num_batched_tokens"):
+        V.make_request(ids, 4, kv_blocks=8, max_num_batched_tokens=0)
 
 
 def test_a_resumed_requests_cache_hits_are_counted_apart(monkeypatch):

@@ -10,9 +10,8 @@ model: the course's own run of the tenants' prompts gives vLLM's tokens, step fo
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
+from vllm_replay import as_result, options, replay, run_recorded
 
 import paged.model as pm
 from paged.engines import compare
@@ -30,19 +29,6 @@ from paged.scheduler import Scheduler
 from paged.workloads import Request
 
 NOSALT, SALTED, TIGHT = "chapter12_tenants_nosalt", "chapter12_tenants_salted", "chapter12_tight"
-KEYS = ("kv_blocks", "block_size", "prefix_caching", "max_num_seqs", "max_model_len")
-
-
-def engine_run(name: str) -> V.EngineResult:
-    q = V.recording(name)["request"]
-    salts = q.get("cache_salts")
-    return V.generate(
-        q["prompt_token_ids"],
-        q["max_new_tokens"],
-        live=False,
-        cache_salts=salts,
-        **{k: q[k] for k in KEYS},
-    )
 
 
 def tenants_of(name: str) -> list:
@@ -51,46 +37,6 @@ def tenants_of(name: str) -> list:
         return [s for s, _ in TIGHT_ORDER]
     n = len(V.recording(name)["request"]["prompt_token_ids"])
     return [i % 2 for i in range(n)]
-
-
-def replay(name: str):
-    """The course's scheduler fed the recorded request and vLLM's sampled tokens: per step its
-    record, free blocks and {admitted: cached tokens}, and the scheduler."""
-    q, engine = V.recording(name)["request"], engine_run(name)
-    salts = q.get("cache_salts") or [None] * len(q["prompt_token_ids"])
-    reqs = [
-        Request(i, len(ids), q["max_new_tokens"], 0.0, tuple(ids), salts[i])
-        for i, ids in enumerate(q["prompt_token_ids"])
-    ]
-    s = Scheduler(
-        reqs,
-        "paged",
-        kv_slots=q["kv_blocks"] * q["block_size"],  # vLLM's null block is one of them
-        block_size=q["block_size"],
-        rules="vllm-v1",
-        prefix_caching=True,
-        eos_token_id=engine.eos_token_id,
-        record_layout=True,
-    )
-    steps = []
-    while not s.done:
-        step = s.schedule()
-        made = {r.req_id: len(s.sequences[r.req_id].output_ids) for r in step.runs if r.sample}
-        record = s.postprocess(step, {i: engine.tokens[i][k] for i, k in made.items()})
-        cached = {r: s.sequences[r].num_cached_tokens for r in record.admitted}
-        steps.append((record, s.allocator.num_free_blocks, cached))
-    return s, steps, engine
-
-
-def as_result(s: Scheduler, steps, engine) -> SimpleNamespace:
-    """The replay in the shape `compare` reads."""
-    return SimpleNamespace(
-        tokens=[q.output_ids for q in s.sequences],
-        trace=tuple(r for r, _, _ in steps),
-        num_usable_blocks=s.config.usable_blocks,
-        peak_batch=max(len(r.layout.tables) for r, _, _ in steps),
-        rules="vllm-v1",
-    )
 
 
 # ---- the recordings: what vLLM did ---------------------------------------------------------
@@ -111,7 +57,7 @@ def test_the_recordings_hold_chapter_twelves_requests():
 
 
 def test_vllm_shares_the_system_prompt_across_tenants_unless_salted():
-    nosalt, salted = engine_run(NOSALT), engine_run(SALTED)
+    nosalt, salted = run_recorded(NOSALT), run_recorded(SALTED)
     assert nosalt.tokens == salted.tokens  # a salt changes what is shared, never an answer
     assert nosalt.num_cached_tokens == (0, 64, 64, 64, 64, 64)  # 82 common tokens: 2 blocks
     assert salted.num_cached_tokens == (0, 0, 64, 64, 64, 64)  # B's first computes B's own
@@ -133,7 +79,7 @@ def test_vllm_shares_the_system_prompt_across_tenants_unless_salted():
 
 
 def test_the_tight_run_evicts_and_preempts_and_resumed_requests_re_hit():
-    run = engine_run(TIGHT)
+    run = run_recorded(TIGHT)
     assert run.kv_blocks == 16 and run.preemptions > 0 and run.resumed_cached_tokens > 0
     assert run.metrics["vllm:num_preemptions"] == run.preemptions
     # the last four repeat the first four; prompts 0 and 1 hold 3 full blocks before their
@@ -216,15 +162,14 @@ def test_salts_are_part_of_the_request_and_bad_ones_are_named():
             q["prompt_token_ids"],
             q["max_new_tokens"],
             live=False,
-            cache_salts=["x"] * 6,
-            **{k: q[k] for k in KEYS},
+            **(options(q) | {"cache_salts": ["x"] * 6}),
         )
 
 
 # ---- with the model: the course's own run gives vLLM's tokens, step for step ----------------
 @pytest.mark.parametrize("name", [NOSALT, SALTED])
 def test_the_course_model_with_caching_gives_vllms_tokens_step_for_step(model, name):
-    rec, engine = V.recording(name), engine_run(name)
+    rec, engine = V.recording(name), run_recorded(name)
     q = rec["request"]
     assert pm.prompt_ids(model, rec["prompts"], rec["system"]) == q["prompt_token_ids"]
     ours = pm.generate(

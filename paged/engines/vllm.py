@@ -36,7 +36,13 @@ from .vllm_recordings import (
     recording,
     recordings,
 )
-from .vllm_request import BLOCK_MULTIPLE, NUM_NULL_BLOCKS, check_request, make_request
+from .vllm_request import (
+    BLOCK_MULTIPLE,
+    MODEL_CONTEXT,
+    NUM_NULL_BLOCKS,
+    check_request,
+    make_request,
+)
 from .vllm_result import LIVE, RECORDED, EngineResult, describe_source, from_record
 
 __all__ = [
@@ -44,6 +50,7 @@ __all__ = [
     "CHILD",
     "FIX",
     "LIVE",
+    "MODEL_CONTEXT",
     "NUM_NULL_BLOCKS",
     "RECORDED",
     "RECORDINGS",
@@ -78,13 +85,17 @@ def generate(
     threads: int | None = None,
     cache_salts: list[str | None] | None = None,
     one_at_a_time: bool = False,
+    watermark: float | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> EngineResult:
     """vLLM's greedy answers (fp32) to token-id prompts in a pool of `kv_blocks` blocks.
 
     kv_blocks: vLLM's whole pool, its null block included (kv_blocks - 1 are usable).
     block_size: a multiple of 32. prefix_caching: vLLM's automatic prefix caching.
     max_num_seqs: vLLM's cap on running requests (None: vLLM's default). max_model_len: None
-    means the longest request the pool holds. live: None runs vLLM where its environment is,
+    means the longest request the pool holds, at most the model's context (`MODEL_CONTEXT`).
+    watermark: the share of the pool vLLM keeps free when it admits a request while another
+    runs; max_num_batched_tokens: the step's token budget (None, each: vLLM's default). live: None runs vLLM where its environment is,
     else the matching recording; True insists on vLLM; False on the recording. threads: torch
     threads in the child; None: as many as the course's own model uses (`paged.model.num_threads`:
     every core, or PAGED_NUM_THREADS where the tests pin it), so both sides run alike.
@@ -106,6 +117,8 @@ def generate(
         max_model_len=max_model_len,
         cache_salts=cache_salts,
         one_at_a_time=one_at_a_time,
+        watermark=watermark,
+        max_num_batched_tokens=max_num_batched_tokens,
     )
     python = live_python() if live else vllm_python() if live is None else None
     if python is None:

