@@ -3,13 +3,15 @@
 Each wrong answer here was accepted, or got another slip's hint, before its checker grew the
 cases or the named mistake it needed: a hash chain that adds (or XORs) the blocks' hashes, a
 breakdown that drops the last step, an empty gather of the wrong dtype, first_fit reading a
-hole's length as its end, write_slot's reference-count slips. Each is rejected on every seed
-tried, with the hint written for it; right answers written here pass on the same seeds, a right
+hole's length as its end, write_slot's reference-count slips, chapter 3's slots by shifts and
+masks (right only for block sizes that are powers of two), a hash of 16 or 20 bits. Each is
+rejected on every seed tried, with the hint written for it; right answers written here pass on the same seeds, a right
 merge in float64 too (its spec names no dtype). The last rows are a third hold-out's answers that
 no slip explains: the engine's symptoms name what they share (a unit's factor, an offset of one,
 another type).
 """
 
+import dataclasses
 import math
 
 import pytest
@@ -17,9 +19,9 @@ import torch
 
 from paged import exercises as ex
 from paged.exercises import attention as attention_checker
+from paged.exercises import blocks, core, prefix, sizes
 from paged.exercises import decode as decode_checker
 from paged.exercises import merge as merge_checker
-from paged.exercises import prefix, sizes
 from paged.exercises.slips import SLIPS
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
@@ -49,6 +51,37 @@ adding_chain = chain(lambda h, block: (h or 0) + hash(block))
 xor_chain = chain(lambda h, block: (h or 0) ^ hash(block))
 # the block's tokens as text with no separator: [1, 23] and [12, 3] both read "123"
 digits_chain = chain(lambda h, block: hash((h, "".join(map(str, block)))))
+# narrow hashes: right on a few hundred prefixes, not on tens of thousands
+bits16_chain = chain(lambda h, block: hash((h or 0, block)) & 0xFFFF)
+bits20_chain = chain(lambda h, block: hash((h or 0, block)) & 0xFFFFF)
+
+
+def mod_65521_chain(token_ids, block_size):
+    """A polynomial hash of the tokens so far, mod 65,521 (Adler-32's prime)."""
+    h, out = 1, []
+    for i, t in enumerate(token_ids[: len(token_ids) // block_size * block_size]):
+        h = (h * 31 + t + 1) % 65_521
+        if (i + 1) % block_size == 0:
+            out.append(h)
+    return out
+
+
+# chapter 3 by shifts and masks: p >> log2(block_size) for p // block_size, p & (block_size - 1)
+# for p % block_size; right when block_size is a power of two
+def slot_by_shifts(block_table, block_size, position):
+    shift = block_size.bit_length() - 1
+    return block_table[position >> shift] * block_size + (position & (block_size - 1))
+
+
+def wasted_by_a_mask(num_tokens, block_size):
+    return -num_tokens & (block_size - 1)
+
+
+def append_by_shifts(table, num_tokens, block_size, free):
+    shift = block_size.bit_length() - 1
+    if num_tokens >> shift == len(table):
+        table.append(free.pop())
+    return (table[-1] << shift) | (num_tokens & (block_size - 1))
 
 
 def breakdown(steps, kv_slots, waited=lambda waiting, running: waiting):
@@ -318,6 +351,14 @@ WRONG = {  # id: (exercise, learner, phrase of its hint or verdict)
         "the expected one -1, the same on every case",
     ),
     "admitted tuples, not ids": ("admit", admit_tuples, "list of tuple where list of str is due"),
+    # accepted on some seeds before the teaching cases held block sizes 3, 5 and 6
+    "slot by shifts and masks": ("slot", slot_by_shifts, f"hint: {blocks.POWER_OF_TWO_RIGHT}"),
+    "waste by a mask": ("wasted_slots", wasted_by_a_mask, f"hint: {blocks.POWER_OF_TWO_RIGHT}"),
+    "append by shifts": ("append_slot", append_by_shifts, f"hint: {blocks.POWER_OF_TWO_RIGHT}"),
+    # accepted on every seed before the teaching cases held 65,792 distinct prefixes
+    "a 16-bit hash": ("block_hashes", bits16_chain, f"hint: {SLIPS['hash_chain.narrow'][1]}"),
+    "a 20-bit hash": ("block_hashes", bits20_chain, f"hint: {SLIPS['hash_chain.narrow'][1]}"),
+    "a hash mod 65,521": ("block_hashes", mod_65521_chain, "got equal hashes"),
 }
 
 
@@ -330,6 +371,14 @@ def test_each_wrong_answer_is_rejected_with_its_hint_on_every_seed(capsys, kind)
 
 
 def test_the_fixed_cases_hold_the_edges_these_answers_missed():
+    for spec, wrong in (  # refused by the teaching cases alone, whatever the draw
+        (blocks.SLOT, slot_by_shifts),
+        (blocks.WASTED_SLOTS, wasted_by_a_mask),
+        (blocks.APPEND_SLOT, append_by_shifts),
+        (prefix.BLOCK_HASHES, bits20_chain),
+        (prefix.BLOCK_HASHES, mod_65521_chain),
+    ):
+        assert core.check(dataclasses.replace(spec, draw=None), wrong) is False
     for wrong in (adding_chain, xor_chain, digits_chain):  # reordered, repeated, re-split blocks
         assert any(prefix.observe(wrong, c)[1] != prefix.truth(*c) for c in prefix.CASES)
     # without the two cases before the last two, the adding chain passed every fixed case
@@ -357,6 +406,8 @@ def test_the_new_hints_speak_korean(capsys, monkeypatch):
         ("last step dropped", "마지막 단계가 평균에 들어가지 않습니다"),
         ("first_fit length as end", "그 수는 구멍의 길이입니다"),
         ("old count set to 1", "그 블록을 가진 시퀀스는 아직 둘입니다"),
+        ("slot by shifts and masks", "힌트: 틀린 사례는 모두 블록 크기가 2의 거듭제곱이 아닙니다"),
+        ("a 16-bit hash", "힌트: 서로 다른 두 접두사가 같은 해시를 받았습니다"),
     ):
         name, fn, _ = WRONG[kind]
         assert getattr(ex, f"check_{name}")(fn, seed=1) is False

@@ -3,7 +3,8 @@ test cannot show.
 
 test_exercise_specs.py runs every spec (model answer, stub, each named slip with its hint, seeds).
 Here: right answers written another valid way pass on many seeds (a deque, a dict walk, tuples
-back, a ValueError of a subclass); wrong answers no slip names fail with a symptom; a changed
+back, a ValueError of a subclass); wrong answers no slip names fail with a symptom; the last-token
+cap applied only when every hash hits fails on a teaching case, whatever the seed; a changed
 argument and a library call are named; the truth is the allocator's own behaviour, hand-checked
 on the teaching cases; the verdicts speak Korean in the Korean edition.
 """
@@ -16,8 +17,9 @@ from collections import deque
 import pytest
 
 from paged import exercises as ex
-from paged.block_pool import CachingAllocator
+from paged.block_pool import CachingAllocator, FreeBlockQueue
 from paged.exercises import cache_hits, free_queue
+from paged.exercises.slips import SLIPS
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
@@ -130,6 +132,16 @@ def lookup_truthy(hashes, num_tokens, block_size, cached):
     return hits
 
 
+def lookup_at_least_one(hashes, num_tokens, block_size, cached):
+    """The cap never below one block: a one-block prompt takes its only block."""
+    hits = []
+    for h in hashes[: max(1, (num_tokens - 1) // block_size)]:
+        if h not in cached:
+            break
+        hits.append(cached[h])
+    return hits
+
+
 def lookup_library(hashes, num_tokens, block_size, cached):
     a = CachingAllocator(1, block_size)
     a.cached_blocks = dict(cached)
@@ -155,6 +167,11 @@ SYMPTOMS = [
         "the evicted hashes; in the blocks taken, your answers have another type",
     ),
     (ex.check_computed_blocks, lookup_truthy, "the start of the expected one, and stops too early"),
+    (
+        ex.check_computed_blocks,
+        lookup_at_least_one,
+        "the request takes no cached block (the expected answer is []), and your function returned",
+    ),
 ]
 
 
@@ -175,6 +192,45 @@ def test_block_zero_is_a_block_like_any_other(capsys):
         "block_size=1, cached={101: 7, 102: 2, 103: 5, 104: 0, 105: 3} you returned [7, 2, 5], "
         "expected [7, 2, 5, 0]." in out
     )
+
+
+def capped_when_all_hit(hashes, num_tokens, block_size, cached):
+    """The last-token cap only when every hash hits, over the prompt's full blocks."""
+    hits = []
+    for h in hashes[: num_tokens // block_size]:
+        if h not in cached:
+            break
+        hits.append(cached[h])
+    if all(h in cached for h in hashes):
+        hits = hits[: (num_tokens - 1) // block_size]
+    return hits
+
+
+def capped_when_all_hit_else_uncut(hashes, num_tokens, block_size, cached):
+    """The same, but the run of hits is cut nowhere unless every hash hits."""
+    hits = []
+    for h in hashes:
+        if h not in cached:
+            break
+        hits.append(cached[h])
+    return hits[: (num_tokens - 1) // block_size] if len(hits) == len(hashes) else hits
+
+
+@pytest.mark.parametrize(
+    ("fn", "slip"),
+    [
+        (capped_when_all_hit, "cache_hit.cap_floor"),
+        (capped_when_all_hit_else_uncut, "cache_hit.no_cap"),
+    ],
+    ids=["over-full-blocks", "uncut"],
+)
+def test_the_cap_applied_only_when_every_hash_hits_fails_on_a_teaching_case(capsys, fn, slip):
+    """Accepted on 57 and 42 seeds of 100 before the teaching cases held a partial hit that
+    reaches the last token's block."""
+    for seed in range(1, 6):
+        ok, out = verdict(capsys, ex.check_computed_blocks, fn, seed=seed)
+        assert ok is False and "seed=" not in out, out
+        assert f"hint: {SLIPS[slip][1]}" in out, out
 
 
 WRONG = [  # the engine's classes of wrong answer, seen from these exercises
@@ -204,6 +260,12 @@ def test_the_teaching_cases_follow_vllms_free_queue():
         ([5, 6, 7, 8, 9], [0, 1, 2, 4], {0: 2, 1: 2, 2: 2, 3: 1, 4: 1}, {0, 1, 2}),
         [4, 5, 6, 7, 8, 9],  # the shared blocks stay with the other request
     )
+    # the chapter's example: uncached blocks go to the front together, the last block first
+    a = CachingAllocator(10, 1)
+    a.free_block_ids = FreeBlockQueue([2, 3, 4, 9])
+    assert a.allocate("A", 3) == [2, 3, 4]
+    a.free("A")
+    assert list(a.free_block_ids) == [4, 3, 2, 9]
     takes = free_queue._take_pairs()
     queue = [3, 4, 5, 6, 7, 2, 1, 0]
     assert takes[2] == ((queue, 6, {0: 101, 1: 102, 2: 103}), (queue[:6], [103]))

@@ -1,7 +1,10 @@
 """Checkers for chapter 3: the slot mapping, wasted slots, and appending one token.
 
 The ground truth is `PagedAllocator` itself: each case is a pool built with its public methods
-(allocate, fork, append, free), and the expected answer is what the allocator does next.
+(allocate, fork, append, free), and the expected answer is what the allocator does next. The
+teaching cases hold block sizes that are not powers of two (3, 5, 6) at block boundaries, so an
+answer by shifts and masks, right only for powers of two, fails on every call, and the symptom
+`only_other_sizes` says what its wrong cases share.
 """
 
 from __future__ import annotations
@@ -44,6 +47,22 @@ def random_state(rng):
 
 __all__ = ["check_append_slot", "check_slot", "check_wasted_slots"]
 
+POWER_OF_TWO_RIGHT = msg(
+    "every case you got wrong has a block size that is not a power of two (3, 5, 6 ...); with "
+    "block sizes 1, 2, 4, 16 ... your answers are right.",
+    "틀린 사례는 모두 블록 크기가 2의 거듭제곱이 아닙니다(3, 5, 6 …). 블록 크기가 1, 2, 4, 16 … "
+    "일 때는 답이 맞습니다.",
+)
+
+
+def only_other_sizes(i: int) -> tuple:
+    """A `Spec.symptoms` entry: every wrong case's block size (argument i) is not a power of two."""
+
+    def holds(triples) -> bool:
+        return all(args[i] & (args[i] - 1) for _, _, args in triples)
+
+    return ((holds, POWER_OF_TWO_RIGHT),)
+
 
 def replay(num_blocks: int, block_size: int, seed: int, ops) -> PagedAllocator:
     """A PagedAllocator after `ops`, each (method, *args): ("allocate", "s", 5), ("free", "s")."""
@@ -74,6 +93,9 @@ def _slot_cases():
         (40, 4, 7, 37, (0, 3, 4, 17, 36)),
         (12, 1, 3, 2, (1,)),
         (6, 16, 5, 16, (15,)),
+        (10, 3, 2, 14, (2, 3, 5, 13)),  # block sizes that are not powers of two, at boundaries
+        (8, 5, 4, 21, (4, 5, 20)),
+        (6, 6, 1, 13, (5, 6, 12)),
     ):
         a = replay(num_blocks, block_size, seed, [("allocate", "s", num_tokens)])
         pairs += [((a.block_table("s"), block_size, p), a.slot("s", p)) for p in positions]
@@ -86,6 +108,7 @@ SLOT = Spec(
     cases=_slot_cases,
     draw=_slot_pairs,
     slips=of("address"),
+    symptoms=only_other_sizes(1),
     forbid=FORBID,
     contract=lambda got, args: integer(got),
     doc="""fn(block_table, block_size, position) -> flat slot index of that token (chapter 3).""",
@@ -107,10 +130,14 @@ def _wasted_case(rng):
 WASTED_SLOTS = Spec(
     "wasted_slots",
     params=("num_tokens", "block_size"),
-    cases=[(0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)],
+    cases=[
+        *((0, 16), (1, 16), (15, 16), (16, 16), (17, 16), (100, 1), (33, 32)),
+        *((3, 3), (4, 3), (5, 3), (10, 5), (11, 5), (14, 5), (6, 6), (7, 6), (11, 6)),
+    ],
     answer=_wasted,
     draw=draws(_wasted_case, _wasted),
     slips=of("wasted"),
+    symptoms=only_other_sizes(1),
     forbid=FORBID,
     contract=lambda got, args: integer(got),
     doc="""fn(num_tokens, block_size) -> empty slots in the sequence's last block (chapter 3).""",
@@ -128,6 +155,11 @@ _APPEND_STATES = (
     (2, 4, 0, [("allocate", "s", 7)]),  # no free block, none needed
     (12, 4, 3, [("allocate", "x", 5), ("allocate", "s", 12), ("free", "x")]),  # scattered ids
     (4, 16, 8, [("allocate", "s", 31)]),  # the token fills the last slot of its block
+    # block sizes that are not powers of two: full, one slot left, room, full again
+    (6, 3, 2, [("allocate", "s", 6)]),
+    (6, 3, 5, [("allocate", "s", 5)]),
+    (5, 5, 1, [("allocate", "s", 7)]),
+    (4, 6, 3, [("allocate", "s", 12)]),
 )
 
 
@@ -174,6 +206,7 @@ APPEND_SLOT = Spec(
     cases=lambda: [_append_pair(*state) for state in _APPEND_STATES],
     draw=_random_appends,
     slips=of("append"),
+    symptoms=only_other_sizes(2),
     observe=observe_append,
     show=show_append,
     parts=(msg("the slot", "슬롯"), *TABLE_AND_FREE),

@@ -10,9 +10,11 @@ hashes; hashes are small numbers here, names as good as the library's 64-bit one
 from __future__ import annotations
 
 from ..block_pool import CachingAllocator
+from ..text import msg
 from .core import NUM_RANDOM, Spec, checker
 from .free_queue import FORBID, same_ids
 from .slips import of
+from .verdicts import on_every
 
 __all__ = ["check_computed_blocks"]
 
@@ -40,6 +42,22 @@ _LOOKUPS = (
     (H[:4], 16, 4, {}),  # an empty cache
     ([104, 101], 9, 4, {104: 0, 101: 7, 109: 1}),  # block 0 is a block like any other
     ([201, 202, 203], 40, 16, {201: 12, 202: 4, 101: 7, 203: 9}),  # others' hashes beside
+    # the hits end at a miss, yet they still reach the last token's block: the cap cuts them
+    (H[:4], 8, 4, {101: 7, 102: 2, 103: 5}),  # every full block hits, a hash past them misses
+    (H[:4], 9, 4, {101: 7, 102: 2, 103: 5}),  # hits past the prompt's full blocks, then a miss
+    (H, 3, 1, {101: 7, 102: 2, 103: 5, 104: 0}),  # block size 1
+)
+
+
+# What the engine would call another type ([36] where [] is due): blocks where none are due.
+BLOCKS_WHERE_NONE = (
+    on_every(lambda got, want: not want and len(got) > 0),
+    msg(
+        "on every case you got wrong the request takes no cached block (the expected answer is "
+        "[]), and your function returned blocks.",
+        "틀린 사례마다 요청이 가져가는 캐시된 블록이 없는데(기대한 답은 []), 함수는 블록을 "
+        "돌려주었습니다.",
+    ),
 )
 
 
@@ -69,6 +87,7 @@ COMPUTED_BLOCKS = Spec(
     answer=_find,
     draw=_random_lookups,
     slips=of("cache_hit"),
+    symptoms=(BLOCKS_WHERE_NONE,),
     same=same_ids,
     forbid=FORBID,
     doc="""fn(hashes, num_tokens, block_size, cached) -> the cached blocks a new request takes.
@@ -78,7 +97,8 @@ COMPUTED_BLOCKS = Spec(
     that holds it. Returns the block ids of the longest run of its hashes found in `cached`,
     from the first block, stopping at the first miss, and only blocks that end before the
     prompt's last token (that token is always computed: its logits give the first new token).
-    The truth: `CachingAllocator.find_cached` (vLLM V1's `find_longest_cache_hit`).
+    The arguments stay as they were. The truth: `CachingAllocator.find_cached` (vLLM V1's
+    `find_longest_cache_hit`).
     """,
 )
 check_computed_blocks = checker(COMPUTED_BLOCKS)

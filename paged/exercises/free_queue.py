@@ -1,11 +1,12 @@
 """Checkers for chapter 12: prefix caching's free queue, as vLLM V1's block pool keeps it.
 
 `free_blocks`: a request finishes; its blocks, last first, go back when no other request holds
-them, the uncached ones to the queue's front (reused first), the cached ones to its tail
-(evicted last). `take_blocks`: allocation takes blocks from the front and evicts the hashes of
-the cached blocks it reuses. The ground truth is `paged.block_pool.CachingAllocator` itself: a
-case is a pool built by running, growing and freeing requests (`replay`), read back as plain
-lists, dicts and sets, and the answer is what the allocator's `free` or `allocate` does next.
+them, the uncached ones to the queue's front together, in that order (reused first: vLLM's
+`prepend_n`), the cached ones to its tail (evicted last). `take_blocks`: allocation takes
+blocks from the front and evicts the hashes of the cached blocks it reuses. The ground truth is
+`paged.block_pool.CachingAllocator` itself: a case is a pool built by running, growing and
+freeing requests (`replay`), read back as plain lists, dicts and sets, and the answer is what
+the allocator's `free` or `allocate` does next.
 Hashes are shown as small numbers (`_labels`): they are names, and a 64-bit one is hard to read.
 """
 
@@ -160,8 +161,9 @@ FREE_BLOCKS = Spec(
     blocks loses one reference (`ref_counts`: block id -> ref count before, for every held
     block); a block still held by another request stays held. The blocks it lets go, taken in
     reverse order (the last block first), join `free_queue`, whose front is taken first: the
-    uncached ones (not in `hashed`) at the front, the cached ones at the tail, so that a cached
-    block is evicted last. Returns a new list; the arguments stay as they were.
+    uncached ones (not in `hashed`) go to the front together, in that order (the table [2, 3, 4]
+    into the queue [9] gives [4, 3, 2, 9]), the cached ones to the tail in the same order, so
+    that a cached block is evicted last. Returns a new list; the arguments stay as they were.
     The truth: `CachingAllocator.free` (vLLM V1's `BlockPool.free_blocks`).
     """,
 )

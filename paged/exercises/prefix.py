@@ -7,11 +7,14 @@ same prompt with one token changed, shifted by a block, cut short, its blocks re
 reordered); the learner's hashes of the whole family must be equal exactly where the library's
 are, position by position and across the prompts, with one hash per full block. Messages show
 that pattern with letters: `[A, B] and [A, C]` is two prompts whose first blocks share a hash
-and whose second blocks do not.
+and whose second blocks do not. The last teaching case is a wide family (`wide_case`): more
+distinct prefixes than a 16-bit hash has values, compared only by whether two of them share a
+hash (`Collision`), so that a hash narrowed to 16 or 20 bits is caught on every call.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from .. import prefix_cache
@@ -36,6 +39,17 @@ FORBID = [  # hash_block is the learner's to call
 AND = msg("{a} and {b}", "{a} 및 {b}")
 LEGEND = msg("{pattern} (the same letter: the same hash)", "{pattern} (같은 글자는 같은 해시)")
 NOT_A_LIST = msg("a {kind}, not a list", "list가 아닌 {kind}")
+WIDE = msg(
+    "{n} prompts of {length} tokens, each with a first token of its own ({prefixes:,} distinct "
+    "prefixes), block_size={block_size}",
+    "첫 토큰이 저마다 다른 {length}토큰짜리 프롬프트 {n}개(서로 다른 접두사 {prefixes:,}개), "
+    "block_size={block_size}",
+)
+OWN_HASHES = msg("a hash of its own for every prefix", "접두사마다 서로 다른 해시")
+SHARED = msg(
+    "one hash, {hash}, for two different prefixes: {a} ({m} tokens) and {b} ({n} tokens)",
+    "서로 다른 두 접두사에 같은 해시 {hash}: {a}({m}토큰), {b}({n}토큰)",
+)
 UNHASHABLE = msg(
     "the hash {got} is a {kind}, which cannot be a dict key, and the cache looks blocks up by "
     "their hash",
@@ -60,6 +74,68 @@ class Pattern:
             part = "[" + ", ".join(_letter(n) for n in labels) + "]"
             text = part if i == 0 else AND.format(a=text, b=part)
         return LEGEND.format(pattern=text) if self.mine else text
+
+
+class Wide(tuple):
+    """The prompts of a wide family (`wide_case`): too many to show, compared by `Collision`."""
+
+    def __deepcopy__(self, memo):  # lists of ints: copying the lists is copying it all, faster
+        return Wide(list(ids) for ids in self)
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Whether two distinct prefixes of a wide family got one hash; which two, when they did."""
+
+    found: bool
+    hash: object = field(default=None, compare=False)
+    prefixes: tuple = field(default=(), compare=False)  # the two token lists
+
+    def __str__(self) -> str:
+        if not self.found:
+            return str(OWN_HASHES)
+        (a, b), h = self.prefixes, _cut(self.hash, 40)
+        return SHARED.format(hash=h, a=_cut(a, 60), m=len(a), b=_cut(b, 60), n=len(b))
+
+
+def wide_case(num_prompts: int = 257, length: int = 256):
+    """(prompts, 1): prompt i starts with token i, so all 257 x 256 = 65,792 prefixes differ,
+    more than the 65,536 values of a 16-bit hash (a 20-bit one collides ~2,000 times)."""
+    rng = random.Random(11)
+    tails = ([rng.getrandbits(17) for _ in range(length - 1)] for _ in range(num_prompts))
+    return Wide([i, *tail] for i, tail in enumerate(tails)), 1
+
+
+def collision(prompts, block_size, results):
+    """`Collision` over the hashes of a wide family (a dict: the family is too large for
+    `pattern`); a `Pattern` naming the type when a result is not a list."""
+    other = next((r for r in results if not isinstance(r, list | tuple)), None)
+    if other is not None:
+        return Pattern(kind=type(other).__name__, mine=True)
+    flat = [h for hashes in results for h in hashes]
+    try:
+        if len(set(flat)) == len(flat):  # the usual answer, found fast
+            return Collision(False)
+    except TypeError:  # an unhashable hash: the walk below keys it by its repr
+        pass
+    seen = {}
+    for ids, hashes in zip(prompts, results, strict=True):
+        for k, h in enumerate(hashes):
+            key, end = _key(h), (k + 1) * block_size
+            if key in seen:
+                first = seen[key]
+                return Collision(True, h, (first[0][: first[1]], ids[:end]))
+            seen[key] = (ids, end)
+    return Collision(False)
+
+
+def _key(h):
+    """h as a dict key: itself, or its repr when it cannot be one (the contract names that)."""
+    try:
+        hash(h)
+    except TypeError:
+        return ("unhashable", repr(h))
+    return h
 
 
 def _letter(n: int) -> str:
@@ -95,15 +171,24 @@ def observe(fn, args):
     prompts, block_size = args
     results = [fn(ids, block_size) for ids in prompts]
     raw = None if any(r is None for r in results) else results
+    if isinstance(prompts, Wide):
+        return raw, collision(prompts, block_size, results)
     return raw, pattern(results, mine=True)
 
 
 def truth(prompts, block_size):
-    return pattern([prefix_cache.block_hashes(ids, block_size) for ids in prompts])
+    results = [prefix_cache.block_hashes(ids, block_size) for ids in prompts]
+    if isinstance(prompts, Wide):
+        return collision(prompts, block_size, results)
+    return pattern(results)
 
 
 def describe(args) -> str:
     prompts, block_size = args
+    if isinstance(prompts, Wide):
+        n, length = len(prompts), len(prompts[0])
+        prefixes = n * (length // block_size)
+        return WIDE.format(n=n, length=length, prefixes=prefixes, block_size=block_size)
     text = ""
     for i, ids in enumerate(prompts):
         part = f"token_ids={_cut(ids)}"
@@ -203,16 +288,26 @@ def _equal_pairs(p: Pattern) -> set:
     return {(i, j) for i in range(len(flat)) for j in range(i) if flat[i] == flat[j]}
 
 
+def _patterns(triples) -> bool:
+    """Every wrong answer is a pattern of hashes in lists (not a `Collision`, not another type)."""
+    return all(isinstance(g, Pattern) and g.kind is None for g, _, _ in triples)
+
+
 def _counts_right(triples) -> bool:
-    return all(
-        g.kind is None and [len(r) for r in g.labels] == [len(r) for r in w.labels]
-        for g, w, _ in triples
+    return _patterns(triples) and all(
+        [len(r) for r in g.labels] == [len(r) for r in w.labels] for g, w, _ in triples
     )
 
 
+def _merged(got, want) -> bool:
+    """Equal hashes where the library's differ, and no other slip."""
+    if isinstance(want, Collision):
+        return isinstance(got, Collision) and got.found and not want.found
+    return _counts_right([(got, want, None)]) and _equal_pairs(got) > _equal_pairs(want)
+
+
 def _merges(triples) -> bool:
-    """Every wrong answer has equal hashes where the library's differ, and no other slip."""
-    return _counts_right(triples) and all(_equal_pairs(g) > _equal_pairs(w) for g, w, _ in triples)
+    return all(_merged(g, w) for g, w, _ in triples)
 
 
 def _splits(triples) -> bool:
@@ -222,7 +317,7 @@ def _splits(triples) -> bool:
 
 SYMPTOMS = (
     (
-        lambda triples: not _counts_right(triples) and all(g.kind is None for g, _, _ in triples),
+        lambda triples: _patterns(triples) and not _counts_right(triples),
         msg(
             "the number of hashes is not the number of full blocks in the prompt.",
             "해시의 개수가 프롬프트의 꽉 찬 블록 개수와 다릅니다.",
@@ -252,7 +347,7 @@ SYMPTOMS = (
 BLOCK_HASHES = Spec(
     "block_hashes",
     params=PARAMS,
-    cases=CASES,
+    cases=lambda: [*CASES, wide_case()],
     answer=truth,
     draw=draws(_family, truth),
     slips=of("hash_chain"),

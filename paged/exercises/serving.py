@@ -79,7 +79,8 @@ SPEC = Spec(
     One step's admission under paging (chapter 10): `waiting` lists (req_id, prompt_len,
     max_new_tokens) in arrival order; each request in turn takes ceil(prompt_len / block_size)
     blocks if that many plus `watermark_blocks` are free, and the first that does not fit stops
-    the walk (FCFS). The truth: `Scheduler.step` on a pool of `free_blocks` free blocks.
+    the walk (FCFS); `waiting` stays as it was. The truth: `Scheduler.step` on a pool of
+    `free_blocks` free blocks.
     """,
 )
 check_admit = checker(SPEC)

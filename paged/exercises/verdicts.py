@@ -356,13 +356,15 @@ def _kind(value) -> str | None:
 
 
 def _same_kind(got: str, want: str) -> bool:
-    """A list, a tuple and a deque of the same items are one kind: the checkers take any."""
+    """A list, a tuple and a deque of the same items are one kind: the checkers take any; an
+    empty one ("list": no items to name) is of every kind its container holds."""
 
     def family(kind):
-        head, of, items = kind.partition(" of ")
-        return ("sequence" if head in ("list", "tuple", "deque") else head) + of + items
+        head, _, items = kind.partition(" of ")
+        return ("sequence" if head in ("list", "tuple", "deque") else head), items
 
-    return family(got) == family(want)
+    (g_head, g_items), (w_head, w_items) = family(got), family(want)
+    return g_head == w_head and (g_items == w_items or not g_items or not w_items)
 
 
 def _items(value) -> list | None:

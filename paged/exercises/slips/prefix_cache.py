@@ -69,11 +69,11 @@ FREE_QUEUE = {
     ),
     "free_queue.front_one_by_one": slip(
         _free(one_by_one=True),
-        "the uncached blocks at the front of your queue are in block-table order, while the "
-        "cached ones at the tail come last block first. Both groups keep the same order: the "
-        "request's last block goes first.",
-        "큐 앞쪽의 캐시되지 않은 블록은 블록 테이블 순서인데, 뒤쪽의 캐시된 블록은 마지막 "
-        "블록부터입니다. 두 무리의 순서는 같아야 합니다. 요청의 마지막 블록이 먼저 옵니다.",
+        "the uncached blocks at the front of your queue come in the block table's order (its "
+        "first block first), the reverse of the expected order; the cached ones at the tail "
+        "are in the expected order.",
+        "큐 앞쪽의 캐시되지 않은 블록이 블록 테이블 순서(첫 블록 먼저)로 놓여, 기대한 순서와 "
+        "거꾸로입니다. 뒤쪽의 캐시된 블록은 기대한 순서대로입니다.",
     ),
 }
 
@@ -137,10 +137,10 @@ EVICTION = {
     ),
     "eviction.all_raises": slip(
         _take(check="all_raises"),
-        "you raised ValueError when n equals the number of free blocks: a queue of exactly n "
-        "blocks has enough, and all of them can be taken.",
-        "n이 빈 블록 수와 같을 때 ValueError를 일으켰습니다. 블록이 정확히 n개인 큐도 충분하며, "
-        "그 블록을 모두 가져갈 수 있습니다.",
+        "you raised ValueError when n equals the number of free blocks, where the expected "
+        "answer takes every block of the queue.",
+        "n이 빈 블록 수와 같을 때 ValueError를 일으켰습니다. 기대한 답은 그때 큐의 블록을 모두 "
+        "가져갑니다.",
     ),
     "eviction.fewer": (_take(check="slice"), NO_ERROR),
     "eviction.index_error": (_take(check="pop"), NO_ERROR),

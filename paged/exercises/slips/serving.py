@@ -44,6 +44,16 @@ def _folded(combine):
     return wrong
 
 
+def _narrow(token_ids, block_size):
+    """block_hashes cut to 20 bits (as a learner's `& 0xFFFFF`, a CRC cut short, a sum mod
+    65,521): right on a few prompts, but tens of thousands of distinct prefixes share values."""
+    hashes, h = [], 0
+    for i in range(len(token_ids) // block_size):
+        h = hash((h, tuple(_own(token_ids, i, block_size))))
+        hashes.append(h % 2**20)
+    return hashes
+
+
 def _own(ids, i, bs):
     return ids[i * bs : (i + 1) * bs]
 
@@ -117,6 +127,14 @@ HASH_CHAIN = {
     "hash_chain.neighbour_back": (_chain(block_of=_NEIGHBOURS[1]), NEIGHBOUR),
     "hash_chain.neighbour_back_clipped": (_chain(block_of=_NEIGHBOURS[2]), NEIGHBOUR),
     "hash_chain.neighbour_back_short": (_chain(block_of=_NEIGHBOURS[3]), NEIGHBOUR),
+    "hash_chain.narrow": slip(
+        _narrow,
+        "two different prefixes got the same hash: among tens of thousands of prefixes that all "
+        "differ, a hash came back twice, so a request would take a block that holds another "
+        "prefix's K and V.",
+        "서로 다른 두 접두사가 같은 해시를 받았습니다. 모두 다른 접두사 수만 개 가운데 같은 해시가 "
+        "두 번 나왔으니, 요청이 다른 접두사의 K와 V를 담은 블록을 가져가게 됩니다.",
+    ),
     "hash_chain.generator": slip(
         _chain(kind="generator"),
         "your function gives a generator; the caller counts the hashes and indexes them, so the "
@@ -193,8 +211,10 @@ ADMISSION = {
     ),
     "admission.strict_equal": slip(
         _rule(strict=True),
-        "a request whose blocks plus the watermark equal the free blocks exactly still fits.",
-        "요청의 블록에 워터마크를 더한 값이 빈 블록 수와 정확히 같아도 들어갑니다.",
+        "your walk stopped at a request whose blocks plus watermark_blocks come to exactly the "
+        "free blocks; the expected answer admits that request.",
+        "블록에 watermark_blocks를 더한 값이 빈 블록 수와 정확히 같은 요청에서 수락을 "
+        "멈췄습니다. 기대한 답은 그 요청을 수락합니다.",
     ),
     "admission.watermark_per_request": slip(
         _rule(per_request=True),
