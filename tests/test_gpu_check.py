@@ -14,6 +14,7 @@ from pathlib import Path
 from paged.attention.launch import VARIANTS
 from paged.gpu import check as gpu_check
 from paged.gpu import pytest_plugin as gpu_tests
+from paged.gpu.pytest_plugin import parse_junit
 
 LABEL = "MEASURED on NVIDIA H100 80GB HBM3"
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,11 +56,11 @@ def test_junit_totals_and_failed_names(tmp_path):
         '<testcase classname="tests.test_bench" name="test_c"><skipped/></testcase>'
         "</testsuite></testsuites>"
     )
-    got = gpu_check.parse_junit(xml)
+    got = parse_junit(xml)
     assert got == dict(
         tests=3, failures=1, errors=0, skipped=1, failed=["tests.test_attention::test_b"]
     )
-    both = gpu_check.parse_junit([xml, xml])  # one file per pytest shard
+    both = parse_junit([xml, xml])  # one file per pytest shard
     assert both["tests"] == 6 and len(both["failed"]) == 2
 
 

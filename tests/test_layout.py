@@ -158,6 +158,33 @@ def test_modules_say_what_they_are_for(path):
     assert ast.get_docstring(tree), f"{path} has no module docstring"
 
 
+def test_a_name_is_imported_from_the_module_that_defines_it():
+    """No module hands out another module's names: no module-level __getattr__ (the package's
+    own lazy names for torch and ipywidgets, `paged.paged_attention` and the explorers, aside)
+    and no `__all__` naming what the module only imports (a package's __init__ aside, and the
+    exercises' topic modules: each lists its chapters' checkers for `paged.exercises`)."""
+    topics = {PAGED / "exercises" / f"{n}.py" for n in ("attention", "basics", "kernels")}
+    topics |= {PAGED / "exercises" / f"{n}.py" for n in ("block_pool", "memory")}
+    for path in sorted(PAGED.rglob("*.py")):
+        tree, name = ast.parse(path.read_text()), path.relative_to(ROOT).as_posix()
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+        if path != PAGED / "__init__.py":
+            assert "__getattr__" not in defined, f"{name}: a module __getattr__"
+        if path.name == "__init__.py" or path in topics:
+            continue
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            defined |= {t.id for t in targets if isinstance(t, ast.Name)}
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                defined.add(node.target.id)
+        exported = []
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                exported = ast.literal_eval(node.value)
+        assert set(exported) <= defined, f"{name} re-exports {sorted(set(exported) - defined)}"
+
+
 def test_nothing_in_paged_imports_the_course_tooling():
     users = sorted(
         m

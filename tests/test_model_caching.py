@@ -31,9 +31,9 @@ def uncached(model):
 
 
 def test_the_system_prompt_is_chapter_elevens_recorded_one():
-    from paged.engines import vllm as V
+    from paged.engines import vllm_recordings
 
-    assert V.recording("chapter11_prefix_caching")["system"] == LIBRARY_SYSTEM
+    assert vllm_recordings.recording("chapter11_prefix_caching")["system"] == LIBRARY_SYSTEM
 
 
 @pytest.mark.parametrize("rules, block_size", [("course", 16), ("vllm-v1", 32)])

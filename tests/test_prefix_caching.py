@@ -307,8 +307,9 @@ def test_vllm_rules_hold_vllms_recorded_block_tables_step_by_step(name):
     """The recorded vLLM 0.32.0 runs (chapter 11), replayed with vLLM's own sampled tokens:
     every step's block tables, free blocks, admissions, and each request's cached tokens."""
     from paged.engines import vllm as V
+    from paged.engines import vllm_recordings
 
-    rec = next(r for r in V.recordings() if r["name"] == name)
+    rec = next(r for r in vllm_recordings.recordings() if r["name"] == name)
     q = rec["request"]
     keys = ("kv_blocks", "block_size", "prefix_caching", "max_num_seqs", "max_model_len")
     engine = V.generate(

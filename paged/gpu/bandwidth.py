@@ -4,7 +4,7 @@ Decode attention is memory-bound: its floor is (bytes of K and V read) / (memory
 `kv_bytes` counts those bytes; `peak_bandwidth` gives a GPU's spec peak (DOCS: vendor data
 sheets) by exact device name; `copy_bandwidth` measures a device-to-device copy (MEASURED), the
 realistic ceiling any kernel that reads memory can approach. `kernel_sweep` reports every time as
-GB/s and as % of both. The notebooks import these through `paged.gpu.bench`.
+GB/s and as % of both.
 """
 
 from __future__ import annotations

@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..attention import triton_mode
-from .pytest_plugin import TESTS, default_shards, parse_junit, run_tests
+from .pytest_plugin import TESTS, default_shards, run_tests
 
 NO_GPU = "gpu_check: no CUDA GPU here (torch.cuda.is_available() is False); nothing was run."
 DRY_TESTS = "test_gather_kv_follows_the_block_table or test_launch_config_per_gpu"
-__all__ = ["NO_GPU", "STEPS", "TESTS", "Step", "failures", "main", "parse_junit", "run_steps"]
+__all__ = ["NO_GPU", "STEPS", "Step", "failures", "main", "run_steps"]
 
 
 @dataclass

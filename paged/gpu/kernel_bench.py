@@ -7,7 +7,7 @@ Runs `kernel_sweep.run` (32 query / 8 KV heads, head_dim 128, fp16 by default) w
 `--budget-s`, then writes `kernel_bench_<device>.csv` and `.png` into --out, and with --jsonl
 one JSON line per row as soon as it is measured (so a run killed later keeps every row so far).
 MEASURED numbers need a CUDA GPU; `--dry-run` runs every step on tiny shapes under the CPU
-interpreter (plumbing only). `python -m paged.gpu.bench`, the name chapter 7 gives, runs the same.
+interpreter (plumbing only).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 Each picture is drawn twice: in English into figures/ (README.md) and in Korean into
 figures/ko/ (README.ko.md), from the same code and numbers (`paged.text`). All
 simulated pictures use seeded synthetic workloads (SIMULATED); the kernel benchmark PNG is made
-separately on a GPU by `python -m paged.gpu.bench` (MEASURED) and only read here; the
+separately on a GPU by `python -m paged.gpu.kernel_bench` (MEASURED) and only read here; the
 JupyterLab screenshots `lab_*.png` come from the browser test (`make screenshots`).
 """
 

@@ -22,8 +22,6 @@ from ..trace import paged_layout
 from ..workloads import sharegpt_like
 from . import widget_text as T
 from .canvas import Canvas, counter_table, legend_html
-from .preemption_widget import PreemptionExplorer
-from .prefix_widget import PrefixCachingExplorer
 
 
 class AllocatorExplorer(W.VBox):
@@ -278,11 +276,4 @@ class BlockSizeExplorer(W.VBox):
         self.image.value = self._png[p.block_size]
 
 
-__all__ = [
-    "AllocatorExplorer",
-    "BLOCK_SIZES",
-    "BlockSizeExplorer",
-    "BlockTableExplorer",
-    "PreemptionExplorer",
-    "PrefixCachingExplorer",
-]
+__all__ = ["AllocatorExplorer", "BlockSizeExplorer", "BlockTableExplorer"]

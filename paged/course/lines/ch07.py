@@ -64,8 +64,8 @@ NO_BENCHMARK = msg(
     "아직 MEASURED 커널 벤치마크가 없습니다. 커밋된 것이 없고, 이 컴퓨터에는 GPU가 없습니다.",
 )
 HOW_TO_BENCHMARK = msg(
-    "Run `python -m paged.gpu.bench` on a CUDA GPU (e.g. Colab) to make one.",
-    "CUDA GPU(예: Colab)에서 `python -m paged.gpu.bench`를 실행하면 만들어집니다.",
+    "Run `python -m paged.gpu.kernel_bench` on a CUDA GPU (e.g. Colab) to make one.",
+    "CUDA GPU(예: Colab)에서 `python -m paged.gpu.kernel_bench`를 실행하면 만들어집니다.",
 )
 DECODE_KV_BYTES = msg(
     "Computed from DOCS: K+V of {batch} x {seq_len} tokens, {name} shape, one layer, fp16: "
