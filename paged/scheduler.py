@@ -126,7 +126,7 @@ class Scheduler:
         if s is None:
             self._step = s = _StepSoFar()
             runs, copies, s.runs_of = self._decode(s)
-            phase = "mixed" if self.config.rules == "vllm-v1" else "decode"
+            phase = "mixed" if self.config.mixed_steps else "decode"
         else:
             runs, copies, s.runs_of, phase = (), (), (), "prefill"
         prefix = None
@@ -203,7 +203,7 @@ class Scheduler:
         # a block is full, its tokens known: when the slot filling it is given (the token was
         # sampled before), or a step later when the token is sampled in the step that grows it
         filled = 0 if self.config.prefill_samples else 1 % bs
-        chunking = self.config.rules == "vllm-v1"  # the course's rules never chunk a prefill
+        chunking = self.config.mixed_steps  # the course's rules never chunk a prefill
         i = 0
         while i < len(self.running) and budget > 0:
             q = self.running[i]
@@ -242,7 +242,7 @@ class Scheduler:
         running requests in order, then by the waiting ones); the course's rules grow every
         running request and count the budget at admission."""
         cap = self.config.max_num_batched_tokens
-        return cap if cap is not None and self.config.rules == "vllm-v1" else float("inf")
+        return cap if cap is not None and self.config.mixed_steps else float("inf")
 
     def _preempt(self, victim: Sequence) -> None:
         """Evict all of `victim`'s GPU blocks (§4.5: "the latest requests are preempted first",
@@ -303,7 +303,7 @@ class Scheduler:
         `full_sequence_must_fit`, `scheduler_reserve_full_isl=True` by default)."""
         prefix, copies, admitted = None, [], []
         cap, shared = self.config.max_num_batched_tokens, self.pool.shared_prefix
-        chunking = self.config.rules == "vllm-v1" and cap is not None
+        chunking = self.config.mixed_steps and cap is not None
         if chunking:
             budget = s.budget
         else:
@@ -345,7 +345,7 @@ class Scheduler:
     def _enter(self, q: Sequence) -> None:
         """Put `q` among the running requests, in arrival order (vLLM V1: in the order they
         were scheduled, so a request that comes back after a preemption is the next victim)."""
-        if self.config.rules == "vllm-v1":
+        if self.config.scheduled_order:
             self.running.append(q)
         else:
             bisect.insort(self.running, q, key=lambda p: p.arrival_rank)
@@ -353,6 +353,6 @@ class Scheduler:
     def _to_prefill(self, q: Sequence) -> int:
         """Tokens `q` holds once admitted: what it held before a preemption (recomputed), or
         under vLLM V1's rules every token it has, the one it sampled last included."""
-        if self.config.rules == "vllm-v1":
+        if self.config.resumes_with_samples:
             return q.request.prompt_len + len(q.output_ids)
         return q.num_tokens

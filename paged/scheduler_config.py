@@ -58,6 +58,26 @@ class _RunConfig:
     max_num_batched_tokens: int | None = None  # tokens one step may compute (vLLM's budget)
     admission: str = "greedy"  # only paging has another rule ("hold")
 
+    # What the rule set decides, derived here once (`paged.scheduler` reads these, not `rules`).
+    @property
+    def mixed_steps(self) -> bool:
+        """One phase per step (vLLM V1): the running requests spend the step's token budget
+        first, in order, then the waiting ones; a prefill longer than what is left is chunked.
+        The course's rules: a decode phase, then a prefill phase of whole prompts."""
+        return self.rules == "vllm-v1"
+
+    @property
+    def scheduled_order(self) -> bool:
+        """Running requests keep the order they were scheduled in (vLLM V1: one back from a
+        preemption is the next victim), not their arrival order."""
+        return self.rules == "vllm-v1"
+
+    @property
+    def resumes_with_samples(self) -> bool:
+        """A recomputed request prefills every token it has, the one it sampled last included
+        (vLLM V1); under the course's rules, the tokens it held."""
+        return self.rules == "vllm-v1"
+
     def check_requests(self, requests: list[Request]) -> None:
         """Refuse duplicate ids and requests longer than `max_seq_len` (whether a request fits
         the memory at all is the pool's to say: `fits_alone`)."""
@@ -73,8 +93,7 @@ class _RunConfig:
                     f"{self.max_seq_len}"
                 )
             budget = self.max_num_batched_tokens
-            chunks = self.rules == "vllm-v1"  # vLLM V1 prefills a long prompt in chunks
-            if budget is not None and r.prompt_len > budget and not chunks:  # it would wait forever
+            if budget is not None and r.prompt_len > budget and not self.mixed_steps:  # forever
                 raise ValueError(
                     f"request {r.req_id!r} has a prompt of {r.prompt_len} tokens > "
                     f"max_num_batched_tokens={budget}: the course prefills a prompt whole in one "
