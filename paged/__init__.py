@@ -4,10 +4,10 @@ The modules at this level are what the course teaches: `kv` (bytes per token), `
 `contiguous` and `paging` (the two allocators), `pool` (one interface to both), `prefix_cache`
 and `block_pool` (prefix caching: block hashes, the free queue that keeps cached blocks), `scheduler`
 (admission, decode, preemption) and `step` (what it hands its caller to compute),
-`simulator` (the scheduler over synthetic workloads), `trace`, `experiments`,
-`preemption_cost`, `facts`. Beside them: `attention/` (reference and Triton kernel), `model/`
-(a real model on the paged cache), `exercises/` (checkers), `viz/` (drawings and widgets) and
-`course/` (tooling a learner never needs to read).
+`simulator` (the scheduler over synthetic workloads), `trace`, `preemption_cost`, `facts`.
+Beside them: `experiments/` (what the chapters run, one module per chapter), `attention/`
+(reference and Triton kernel), `model/` (a real model on the paged cache), `exercises/`
+(checkers), `viz/` (drawings and widgets) and `course/` (tooling a learner never needs to read).
 
 Data flows one way: workloads -> allocators -> scheduler trace -> drawings and widgets.
 """
