@@ -40,7 +40,7 @@ BLOCKS_AFTER_FORK = Spec(
         *FORBID,
         ("paged.experiments.blocks_held_by_samples", blocks_held_by_samples),
         ("PagedAllocator.fork", PagedAllocator.fork),
-        "paged.experiments",
+        "paged.experiments.sharing",
         "paged.model.shared_prompt",
     ),
     contract=lambda got, args: integer(got),
