@@ -180,3 +180,47 @@ def test_chapter_lines_import_only_the_catalogue():
 
 def _uses_lines(path: Path) -> bool:
     return "from paged.course.lines import" in path.read_text()
+
+
+def _lines(source: str) -> set[str]:
+    """The code lines of `source` that say something (20 characters or more once spaces are
+    collapsed and a trailing comment cut), but a def, a decorator, a return or a comment."""
+    out = set()
+    for line in source.split("\n"):
+        line = " ".join(line.split("  #")[0].split(" # ")[0].split())
+        if len(line) >= 20 and not line.startswith(("#", '"""', "return ", "def ", "@")):
+            out.add(line)
+    return out
+
+
+def _answer_bodies() -> dict[str, set[str]]:
+    """Every model answer's body lines (`paged.exercises.answers`, the course's own step kernels
+    of chapter 7 included), by name."""
+    import importlib
+    import inspect
+
+    from paged.exercises import answers
+
+    bodies = {}
+    for module in answers.MODULES:
+        mod = importlib.import_module(f"paged.exercises.answers.{module}")
+        for name in mod.__all__:
+            src = inspect.getsource(getattr(mod.__dict__[name], "fn", mod.__dict__[name]))
+            signature_end = src.index(":\n", src.index("def "))  # the body follows the signature
+            bodies[name] = _lines(src[signature_end + 2 :])
+    return bodies
+
+
+@pytest.mark.parametrize("path", EVERY_EDITION, ids=_name)
+def test_no_notebook_cell_holds_a_model_answer(path):
+    """A folded cell is folded only in JupyterLab: Colab and GitHub show it under the puzzle. No
+    code cell may hold 70 % or more of an answer's lines (step 3's kernel, which the chapter
+    teaches before the puzzles, shares about half of the later kernels' lines)."""
+    bodies = _answer_bodies()
+    for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        lines = _lines("".join(cell["source"]))
+        for name, body in bodies.items():
+            shared = len(body & lines)
+            assert shared < max(3, 0.7 * len(body)), f"cell {i} holds {shared} lines of {name}"

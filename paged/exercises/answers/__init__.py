@@ -14,7 +14,11 @@ import os
 from ...text import msg
 
 # Topic modules, searched in order; kernels import triton, so they load only when asked.
-MODULES = ("memory", "attention", "basics", "kernels", "serving", "prefix", "block_pool")
+# `course_steps`: the kernels chapter 7 runs after its puzzles 3b, 4 and 5b.
+MODULES = (
+    *("memory", "attention", "basics", "kernels", "serving", "prefix", "block_pool"),
+    "course_steps",
+)
 
 
 def find(name: str):
