@@ -6,7 +6,7 @@ asks for one per group. Each such answer here is the model answer with one learn
 where the edit is structural, a whole kernel), and it must fail on every seed: the fixed cases
 catch it, not a lucky draw. The first test says why they can: no launch argument keeps one
 value across a puzzle's fixed cases. Where a hint is due, the test names it by its catalogue
-and key (`slips.kernels_paged.HINTS["own_scale"]`), never by its words.
+and key ("HINTS.own_scale": `test_exercises_triton.hint_text`), never by its words.
 """
 
 import importlib.util
@@ -26,9 +26,10 @@ pytestmark = [
 ]
 
 if backend() != "unavailable":
+    from test_exercises_triton import hint_text
+
     from paged import exercises as ex
     from paged.exercises import answers, verdicts
-    from paged.exercises.slips import kernels_onramp, kernels_paged
 
 PUZZLES = [
     "stamp_kernel",
@@ -109,20 +110,6 @@ def _kernel(puzzle, source, stem):
 
 FOLDER = Path(tempfile.mkdtemp(prefix="paged-fixed-params-"))
 ONE_OVER_SQRT = "/ tl.sqrt(HEAD_DIM * 1.0)"
-
-
-def _hint(name):
-    """A hint by its catalogue and key: "HINTS.own_scale", "COPY_2D.bounds_swapped", or a
-    verdict's name ("SHARE"); None: any refusal will do."""
-    if name is None:
-        return None
-    if "." not in name:
-        return getattr(verdicts, name)
-    catalogue, key = name.split(".")
-    for module in (kernels_paged, kernels_onramp):
-        if hasattr(module, catalogue):
-            return getattr(module, catalogue)[key]
-    raise KeyError(name)
 
 
 # (puzzle, what the learner did, edits of the model answer, the hint due or None: any refusal)
@@ -324,7 +311,7 @@ def test_a_learners_edit_fails_on_every_seed_with_the_hint_due(
         assert check(kernel, seed=seed) is False, f"{name} accepted on seed {seed}"
         out = capsys.readouterr().out
         assert "seed" not in out, out  # refused by a fixed case, not by a lucky draw
-        assert hint is None or str(_hint(hint)) in out, out
+        assert hint is None or f"hint: {hint_text(hint)}" in out, out
 
 
 def test_a_tl_dot_per_query_head_gives_the_right_values(capsys):
