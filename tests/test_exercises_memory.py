@@ -325,7 +325,7 @@ CLASSES = {
             lambda n, h, d, b: float(2 * n * h * d * b),
             "is a float; the spec asks for an int",
         ),
-        "random edge": (lambda n, h, d, b: 2 * n * h * min(d, 128) * b, "seed="),
+        "random edge": (lambda n, h, d, b: 2 * n * h * d * b + (d == 256), "seed="),
     },
     "pow2_reservation": {
         "library": (_lib_pow2, "calls paged.contiguous.ContiguousAllocator"),

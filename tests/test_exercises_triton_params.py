@@ -179,6 +179,12 @@ EDITS = [
     ),
     (
         "online_softmax_kernel",
+        "max_from_minus_1e4",
+        [('m_i = tl.full([], float("-inf"), tl.float32)', "m_i = tl.full([], -1e4, tl.float32)")],
+        "SOFTMAX.negative",
+    ),
+    (
+        "online_softmax_kernel",
         "head_div",
         [("kv_head = head // GROUP", "kv_head = head // KV_HEADS")],
         "HINTS.head_div",

@@ -6,8 +6,10 @@ head's largest score in a buffer `m` (guarded by NaN), which each program must l
 interpreter); its cases are the online softmax's. Those hold several tiles per sequence, GQA,
 scores in the hundreds, heads whose scores are exact and near +1000 or -1000
 (`kernel_cases.extreme_scores`): past float64's exp range, so only the running max keeps them
-finite, and all negative, so a running max that starts at 0 shows; and scores that climb by 25
-per token (`kernel_cases.rising_scores`), so that a maximum taken from the first tile overflows.
+finite, and all negative, so a running max that starts at 0 shows; scores that all lie near
+-30000, the low end the puzzles promise, so one that starts at any number above them shows; and
+scores that climb by 25 per token (`kernel_cases.rising_scores`), so that a maximum taken from
+the first tile overflows. HEAD_DIM is 8 to 32 and the scale any positive number.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .verdicts import UNMASKED_LOAD
 __all__: list[str] = []  # exported by kernels.py
 
 RISE = 25.0  # per token, in the "rise" cases: 200 per tile of 8
+DEEP = -30000.0  # every score of the "deep" case: far below any number a loop might start from
 
 RESCALE = msg(
     "right on sequences of one tile, wrong from the second tile on: what the earlier "
@@ -59,6 +62,9 @@ def _softmax_case(params, seed, known_max=False):
     offsets = torch.zeros(len(lens), num_q)
     if extreme == "rise":  # scores climb RISE per token: the maximum lies in the last tile
         rising_scores(args[0], args[1], args[3], args[4], RISE, scale)
+    elif extreme == "deep":  # every score near DEEP: a running max that starts above them shows
+        offsets = torch.full((len(lens), num_q), DEEP)
+        extreme_scores(args[0], args[1], offsets, scale)
     elif extreme:  # heads alternate between scores near +1000 and near -1000
         offsets = 1000.0 * (1 - 2 * ((torch.arange(len(lens))[:, None] + torch.arange(num_q)) % 2))
         extreme_scores(args[0], args[1], offsets, scale)
@@ -98,6 +104,7 @@ def _softmax_case(params, seed, known_max=False):
             launch_attention(kernel, *args, **kwargs)
 
     scores = {True: ", scores near ±1000", "rise": f", scores rising by {RISE:g} per token"}
+    scores["deep"] = f", scores near {DEEP:g}"
     return Case(
         where=f"block_size {bs}, TILE {tile}, seq_lens {list(lens)}, q/kv heads {num_q}/{num_kv}"
         f", HEAD_DIM {head_dim}, scale {scale:.4g}" + scores.get(extreme, ""),
@@ -197,7 +204,8 @@ KNOWN_MAX_SPEC = KernelSpec(
     # (block_size, seq_lens, num_q_heads, num_kv_heads, TILE, q_scale, extreme, HEAD_DIM,
     # scale): TILE above, equal to and below the block size, block size 1, lengths on block
     # boundaries; scores in the hundreds, then near ±1000 (extreme True), then climbing by
-    # hundreds per tile ("rise": a maximum taken from the first tiles is far too small later);
+    # hundreds per tile ("rise": a maximum taken from the first tiles is far too small later),
+    # all near -30000 ("deep": the promised range's low end);
     # HEAD_DIM 8 to 32, scales HEAD_DIM ** -0.5 and others. The online softmax runs the same
     # ones: a tile loop with the maximum given must pass them all.
     fixed=(
@@ -208,13 +216,14 @@ KNOWN_MAX_SPEC = KernelSpec(
         (4, (6, 19), 2, 1, 8, 60.0, False, 8, 8**-0.5),
         (4, (13, 7), 2, 1, 8, 1.0, True, 32, 0.125),
         (4, (21, 6), 2, 1, 8, 1.0, "rise", 16, 0.5),
+        (2, (9, 4), 2, 1, 4, 1.0, "deep", 8, 0.25),
     ),
     build=functools.partial(_softmax_case, known_max=True),
     draw=_softmax_draw,
     num_random=3,
     tol=1e-4,
     summary="block sizes 1-16, several tiles per sequence, GQA, HEAD_DIM 8-32, any scale, "
-    "scores in the hundreds, near ±1000 and rising by hundreds per tile",
+    "scores in the hundreds, near ±1000, near -30000 and rising by hundreds per tile",
     store_hints=((lambda f: True, HINTS["store"]),),
     value_hints=(
         (lambda f: _nonfinite(f) and bool(f.watch.describe("load")), UNMASKED_LOAD),

@@ -29,6 +29,7 @@ _BYTES_PER_TOKEN_CASES = [
     *((s.num_layers, s.num_kv_heads, s.head_dim, s.dtype_bytes) for s in PRESETS.values()),
     (1, 1, 1, 1),
     (3, 5, 7, 1),
+    (256, 256, 1024, 8),  # the promised range's far end: 2^30 bytes a token
 ]
 
 
@@ -57,7 +58,9 @@ BYTES_PER_TOKEN = Spec(
     # the model and the benchmark's yardsticks have their own KV bytes per token
     forbid=["paged.kv", "paged.model.llama", "paged.gpu.bandwidth"],
     contract=lambda got, args: integer(got),
-    doc="fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).",
+    doc="""fn(num_layers, num_kv_heads, head_dim, dtype_bytes) -> KV bytes per token (chapter 1).
+
+    Promised: each from 1, at most 256 layers, 256 KV heads, head_dim 1024 and 8 bytes.""",
 )
 check_bytes_per_token = checker(BYTES_PER_TOKEN)
 
@@ -71,6 +74,10 @@ _POW2_RESERVATION_CASES = [
     (300, 1500, 2048),
     (3, 5, 16),
     (7, 9, 2048),
+    # the ends of the promised range: 2^29, where math.log(o, 2) comes out above 29, and 2^31
+    (1, 2**29, 2**30),
+    (5, 2**29 + 1, 2**31),
+    (3, 2**31 - 8, 2**31),
 ]
 
 
@@ -96,7 +103,9 @@ POW2_RESERVATION = Spec(
     slips=of("pow2"),
     forbid=["paged.contiguous", "paged.pool", "paged.attention.launch"],  # a pow2 of its own
     contract=lambda got, args: integer(got),
-    doc="""fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1).""",
+    doc="""fn(prompt_len, output_len, max_seq_len) -> slots Orca (Pow2) reserves (PAPER §6.1).
+
+    Promised: lengths of 1 or more, max_seq_len at least their sum and at most 2^31 slots.""",
 )
 check_pow2_reservation = checker(POW2_RESERVATION)
 

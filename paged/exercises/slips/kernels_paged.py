@@ -145,10 +145,11 @@ SOFTMAX = {
         "1 / scale배만큼 지나치게 뾰족합니다.",
     ),
     "negative": msg(
-        "wrong only for the heads whose scores all lie far below 0 (around -1000), right for the "
-        "others: something there starts from, or is measured against, 0 rather than the scores.",
-        "점수가 모두 0보다 한참 아래(약 -1000)인 헤드에서만 틀렸고 나머지 헤드는 맞습니다. 그 "
-        "헤드에서 무언가가 점수가 아니라 0에서 출발하거나 0을 기준으로 잽니다.",
+        "wrong only for the heads whose scores all lie far below 0 (around -1000 or lower), right "
+        "for the others: something there starts from, or is measured against, a number above "
+        "the scores rather than the scores themselves.",
+        "점수가 모두 0보다 한참 아래(약 -1000 이하)인 헤드에서만 틀렸고 나머지 헤드는 맞습니다. 그 "
+        "헤드에서 무언가가 점수 자체가 아니라 점수보다 큰 수에서 출발하거나 그 수를 기준으로 잽니다.",
     ),
 }
 
