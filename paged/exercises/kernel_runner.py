@@ -10,9 +10,8 @@ not both read and write*; the inputs untouched (bit for bit); wrote nothing (eve
 SENTINEL: "not yet"); stores outside the allowed elements, or into another program's share*
 (where a spec gives each program its own); the values (to the spec's tolerance, NaN where NaN);
 loads outside the valid range*; a `tl.dot` that runs, where the puzzle asks for one, and no
-more per program than it asks for*; no tl.dot
-on float32 operands at TF32 precision (what a GPU would compute to 3 digits)*; the inputs each
-program must read (`Case.required`)*. Where a tl.dot is asked for, once every case passed,
+more per program than it asks for*; no tl.dot on float32 operands at TF32 precision (what a GPU
+would compute to 3 digits)*; the inputs each program must read (`Case.required`)*. Where a tl.dot is asked for, once every case passed,
 the first case runs again with every tl.dot result perturbed*: an output that does not move
 means the dot never reached it. (*: seen under the interpreter; on a CUDA GPU the whole check
 runs under it in a child process, `kernel_child`, so every observation holds there too.) A wrong

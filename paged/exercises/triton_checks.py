@@ -85,9 +85,9 @@ class Watch:
     `record=True`, `accesses` lists every (kind, buffer name, elements, pid) that reached a
     buffer; with `perturb` set (a numpy Generator), every tl.dot result gets a large random
     offset, so that a launch shows whether its dots reach the output; `dots[pid]` counts each
-    program's tl.dot calls. `count["tf32"]` counts the
-    dots on float32 operands at TF32 precision (Triton's default on NVIDIA GPUs; the interpreter
-    multiplies them in full float32 all the same).
+    program's tl.dot calls. `count["tf32"]` counts the dots on float32 operands at TF32
+    precision (Triton's default on NVIDIA GPUs; the interpreter multiplies them in full float32
+    all the same).
     """
 
     def __init__(self, record: bool = False):
