@@ -65,13 +65,16 @@ class CachingAllocator(PagedAllocator):
         super().__init__(num_blocks, block_size, seed=seed, free_to_front=True)
         self.free_block_ids = FreeBlockQueue(self.free_block_ids)
         self.block_hash: dict[int, int] = {}  # block id -> its hash (cached blocks only)
-        # hash -> its block, or its blocks {id: None} in the rare case that one was computed
-        # twice (vLLM's `BlockHashToBlockMap`: one block stored as is, more as a dict)
-        self.cached_blocks: dict = {}
+        # hash -> its blocks, in the order they were cached ({id: None}): one, or more in the
+        # rare case that one was computed twice (vLLM's `BlockHashToBlockMap`)
+        self.cached_blocks: dict[int, dict[int, None]] = {}
         self.num_cached_of: dict[object, int] = {}  # leading blocks of a sequence that are cached
-        # references beyond each held block's first, sum(ref_count - 1): what counting every
-        # sequence's blocks counts too many
-        self.num_shared_refs = 0
+
+    @property
+    def num_shared_refs(self) -> int:
+        """References beyond each held block's first, sum(ref_count - 1): what counting every
+        sequence's blocks counts too many."""
+        return sum(r - 1 for r in self._ref_counts if r > 1)
 
     # ---- queries ---------------------------------------------------------------------------
     def find_cached(self, hashes: list[int], num_tokens: int) -> list[int]:
@@ -83,13 +86,12 @@ class CachingAllocator(PagedAllocator):
             blocks = cached.get(hashes[i])
             if blocks is None:
                 break
-            hits.append(blocks if type(blocks) is int else next(iter(blocks)))  # the first
+            hits.append(next(iter(blocks)))  # the first cached
         return hits
 
     def blocks_of(self, block_hash) -> list[int]:
         """The blocks cached under `block_hash`, the one a hit takes first."""
-        blocks = self.cached_blocks.get(block_hash, [])
-        return [blocks] if type(blocks) is int else list(blocks)
+        return list(self.cached_blocks.get(block_hash, ()))
 
     def num_blocks_to_allocate(self, num_tokens: int, hits: list[int]) -> int:
         """Free blocks a sequence of `num_tokens` that takes `hits` uses up: its new blocks, and
@@ -122,8 +124,6 @@ class CachingAllocator(PagedAllocator):
         for b in hits:  # vLLM's touch
             if self._ref_counts[b] == 0:
                 self.free_block_ids.remove(b)
-            else:
-                self.num_shared_refs += 1
             self._ref_counts[b] += 1
         new = num_blocks_for(n, self.block_size) - len(hits)
         self._tables[seq_id] = list(hits) + self.take_new(new)
@@ -145,13 +145,7 @@ class CachingAllocator(PagedAllocator):
             if b in self.block_hash:  # named already (defensive: hits lie before `first`)
                 continue
             self.block_hash[b] = h
-            other = self.cached_blocks.get(h)
-            if other is None:
-                self.cached_blocks[h] = b
-            elif type(other) is int:
-                self.cached_blocks[h] = {other: None, b: None}
-            else:
-                other[b] = None
+            self.cached_blocks.setdefault(h, {})[b] = None
         self.num_cached_of[seq_id] = max(first, end)
 
     def fork(self, parent_id, child_id) -> None:
@@ -168,8 +162,6 @@ class CachingAllocator(PagedAllocator):
             self._ref_counts[b] -= 1
             if self._ref_counts[b] == 0:
                 (last if b in self.block_hash else first).append(b)
-            else:
-                self.num_shared_refs -= 1
         self.free_block_ids.prepend_n(first)
         for b in last:
             self.free_block_ids.append(b)
@@ -192,10 +184,7 @@ class CachingAllocator(PagedAllocator):
         h = self.block_hash.pop(block_id, None)
         if h is not None:
             blocks = self.cached_blocks[h]
-            if type(blocks) is int:
+            del blocks[block_id]
+            if not blocks:
                 del self.cached_blocks[h]
-            else:
-                del blocks[block_id]
-                if len(blocks) == 1:
-                    self.cached_blocks[h] = next(iter(blocks))
         return block_id

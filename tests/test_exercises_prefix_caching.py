@@ -144,7 +144,7 @@ def lookup_at_least_one(hashes, num_tokens, block_size, cached):
 
 def lookup_library(hashes, num_tokens, block_size, cached):
     a = CachingAllocator(1, block_size)
-    a.cached_blocks = dict(cached)
+    a.cached_blocks = {h: {b: None} for h, b in cached.items()}
     return a.find_cached(hashes, num_tokens)
 
 

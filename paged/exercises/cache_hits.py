@@ -22,7 +22,7 @@ __all__ = ["check_computed_blocks"]
 def _find(hashes, num_tokens, block_size, cached):
     """`CachingAllocator.find_cached` over a cache that holds `cached` (hash -> block id)."""
     a = CachingAllocator(1, block_size)
-    a.cached_blocks = dict(cached)
+    a.cached_blocks = {h: {b: None} for h, b in cached.items()}
     return a.find_cached(list(hashes), num_tokens)
 
 
