@@ -112,16 +112,20 @@ class PagedPool:
 
     def __init__(self, config):
         self.config = c = config
-        self.caching = c.prefix_caching
         self.allocator = self.new_allocator(c)
-        self.null_block = c.null_block
         if c.null_block:  # vLLM's block 0: held by no sequence, never handed out
             self.allocator.reserve(0)
         self.cpu = PagedAllocator(c.cpu_blocks, c.block_size) if c.preemption == "swap" else None
-        self.block_size, self.kv_slots = c.block_size, c.kv_slots
-        self.num_slots = c.num_blocks * c.block_size  # whole blocks only
-        self.watermark_blocks, self.shared_prefix = c.watermark_blocks, c.shared_prefix
         self.holds_prefix = False  # the shared prefix's blocks are allocated (and computed)
+
+    # What the settled config says, read from it (the pools' common interface).
+    caching = property(lambda self: self.config.prefix_caching)
+    null_block = property(lambda self: self.config.null_block)
+    block_size = property(lambda self: self.config.block_size)
+    kv_slots = property(lambda self: self.config.kv_slots)
+    watermark_blocks = property(lambda self: self.config.watermark_blocks)
+    shared_prefix = property(lambda self: self.config.shared_prefix)
+    num_slots = property(lambda self: self.config.num_blocks * self.config.block_size)  # blocks
 
     def new_allocator(self, c) -> PagedAllocator:
         """The GPU pool's allocator (a learner's engine hands in its own: `paged.learner`)."""
