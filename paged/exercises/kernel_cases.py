@@ -158,10 +158,10 @@ def shares(numel: int, size: int, owner):
     return lambda pid: part == owner(pid)
 
 
-def draw_scale(rng, exact=False):
-    """(HEAD_DIM, scale) of a random case: HEAD_DIM 8, 16 or 32; the scale HEAD_DIM ** -0.5 or
+def draw_scale(rng, exact=False, dims=(8, 16, 32)):
+    """(HEAD_DIM, scale) of a random case: HEAD_DIM one of `dims`; the scale HEAD_DIM ** -0.5 or
     another (a power of two where the scores must be exact: `extreme_scores`)."""
-    head_dim = rng.choice((8, 16, 32))
+    head_dim = rng.choice(dims)
     if exact:
         return head_dim, rng.choice((0.125, 0.25, 0.5))
     return head_dim, rng.choice((head_dim**-0.5, round(rng.uniform(0.05, 1.0), 3)))

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .core import checker
-from .kernel_cases import output, paged_watch, pool_view, shares
+from .kernel_cases import draw_scale, output, paged_watch, pool_view, shares
 from .kernel_runner import Case, KernelSpec
 from .slips.kernels_paged import GQA, HINTS
 from .triton_checks import device, same
@@ -98,8 +98,7 @@ def _gqa_draw(rng):
         rng.choice((1, bs, min(bs + 1, tile), tile, rng.randint(1, tile)))
         for _ in range(rng.choice((1, 2)))
     )
-    head_dim = rng.choice((16, 32))
-    scale = rng.choice((head_dim**-0.5, round(rng.uniform(0.05, 1.0), 3)))
+    head_dim, scale = draw_scale(rng, dims=(16, 32))  # a tl.dot needs 16 at least
     return bs, lens, num_kv * rng.choice((1, 2, 4)), num_kv, head_dim, scale, tile, 16
 
 
