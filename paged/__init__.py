@@ -21,30 +21,8 @@ from .simulator import SimResult, simulate
 from .trace import CATEGORIES, StepRecord, Usage
 from .workloads import Request, alpaca_like, sharegpt_like, with_prompt_ids
 
-# Loaded only when asked: torch and triton for the kernels, ipywidgets for the explorers.
-_LAZY = {
-    "paged_attention": "attention",
-    "paged_attention_ref": "attention",
-    "AllocatorExplorer": "viz.widgets",
-    "BlockSizeExplorer": "viz.widgets",
-    "BlockTableExplorer": "viz.widgets",
-    "PreemptionExplorer": "viz.preemption_widget",
-}
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'paged' has no attribute {name!r}")
-
-
 __all__ = [
     "AllocationError",
-    "AllocatorExplorer",
-    "BlockSizeExplorer",
-    "BlockTableExplorer",
     "CATEGORIES",
     "ContiguousAllocator",
     "Extent",
@@ -55,7 +33,6 @@ __all__ = [
     "OutOfBlocks",
     "PRESETS",
     "PagedAllocator",
-    "PreemptionExplorer",
     "Request",
     "Scheduler",
     "SimResult",
@@ -68,8 +45,6 @@ __all__ = [
     "kv_slots",
     "next_pow2",
     "num_blocks_for",
-    "paged_attention",
-    "paged_attention_ref",
     "sharegpt_like",
     "simulate",
     "with_prompt_ids",

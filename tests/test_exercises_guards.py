@@ -33,11 +33,6 @@ pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 SDPA_CALLED = "your function calls torch's scaled_dot_product_attention (SDPA)"
 
 
-def verdict(capsys, check, fn):
-    ok = check(fn, seed=7)
-    return ok, capsys.readouterr().out
-
-
 # ---- decode_one_head: torch's SDPA and the course's attention ----------------------------------
 def _decode_case():
     g = torch.Generator().manual_seed(0)
@@ -80,11 +75,11 @@ SDPA_ROUTES = {
 
 
 @pytest.mark.parametrize("route", SDPA_ROUTES)
-def test_sdpa_however_reached_is_rejected_and_named(capsys, route):
+def test_sdpa_however_reached_is_rejected_and_named(verdict, route):
     wrong = through(SDPA_ROUTES[route])
     case = _decode_case()
     assert torch.allclose(wrong(*case), attention_answers.decode_one_head(*case), atol=1e-5)
-    ok, out = verdict(capsys, ex.check_decode_one_head, wrong)
+    ok, out = verdict(ex.check_decode_one_head, wrong)
     assert ok is False
     assert out.startswith(f"decode_one_head: not quite: {SDPA_CALLED}, the library's own code")
 
@@ -96,13 +91,13 @@ def own_decode(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
     return (weights @ v.float()).to(k_cache.dtype)
 
 
-def test_multihead_attention_is_rejected_and_named(capsys):
+def test_multihead_attention_is_rejected_and_named(verdict):
     def decode_one_head(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
         k, v = _kv(k_cache, v_cache, block_table_row, seq_len, kv_head)
         mha = torch.nn.MultiheadAttention(q.shape[0], 1, bias=False)
         return mha(q[None].float(), k.float(), v.float())[0][0].to(q.dtype)
 
-    ok, out = verdict(capsys, ex.check_decode_one_head, decode_one_head)
+    ok, out = verdict(ex.check_decode_one_head, decode_one_head)
     assert ok is False
     assert "your function calls torch's multi-head attention (nn.MultiheadAttention)" in out
 
@@ -128,17 +123,17 @@ _reference = by("paged.attention.reference", "paged_attention_ref")
 @pytest.mark.parametrize(
     "wrong, called",
     [
-        (_reference, "paged.paged_attention_ref"),
+        (_reference, "paged.attention.paged_attention_ref"),
         (
             by("paged.model.attention_backend", "decode_attention_ref"),
             "paged.model.attention_backend.decode_attention_ref",
         ),
     ],
 )
-def test_the_course_s_own_attention_is_rejected_and_named(capsys, wrong, called):
+def test_the_course_s_own_attention_is_rejected_and_named(verdict, wrong, called):
     case = _decode_case()
     assert torch.allclose(wrong(*case), attention_answers.decode_one_head(*case), atol=1e-5)
-    ok, out = verdict(capsys, ex.check_decode_one_head, wrong)
+    ok, out = verdict(ex.check_decode_one_head, wrong)
     assert ok is False and f"your function calls {called}, the library's own code" in out
 
 
@@ -163,14 +158,14 @@ SCHEDULER_CALLS = {
 
 @pytest.mark.parametrize("check", [ex.check_pick_victims, ex.check_admit])
 @pytest.mark.parametrize("called", SCHEDULER_CALLS)
-def test_any_part_of_the_scheduler_is_rejected_and_named(capsys, check, called):
+def test_any_part_of_the_scheduler_is_rejected_and_named(verdict, check, called):
     sched, call = _scheduler(), SCHEDULER_CALLS[called]
 
     def through_the_scheduler(*args):
         call(sched)
         return []
 
-    ok, out = verdict(capsys, check, through_the_scheduler)
+    ok, out = verdict(check, through_the_scheduler)
     assert ok is False and f"your function calls {called}, the library's own code" in out
 
 
@@ -203,7 +198,7 @@ def _caught(route, right):
 
 
 @pytest.mark.parametrize("shortcut", ["SDPA", "schedule"])
-def test_a_call_caught_by_the_learner_is_still_seen(capsys, shortcut):
+def test_a_call_caught_by_the_learner_is_still_seen(verdict, shortcut):
     sched = _scheduler()
     check, route, right, called = {
         "SDPA": (ex.check_decode_one_head, through(SDPA_ROUTES["torch.ops.aten"]), own_decode,
@@ -211,8 +206,8 @@ def test_a_call_caught_by_the_learner_is_still_seen(capsys, shortcut):
         "schedule": (ex.check_pick_victims, lambda *a: sched.schedule(), own_pick_victims,
                      "your function calls paged.scheduler.Scheduler.schedule"),
     }[shortcut]  # fmt: skip
-    assert verdict(capsys, check, right)[0] is True
-    ok, out = verdict(capsys, check, _caught(route, right))
+    assert verdict(check, right)[0] is True
+    ok, out = verdict(check, _caught(route, right))
     assert ok is False and called in out
 
 
@@ -224,9 +219,9 @@ def slot_by_the_cache(block_table, block_size, position):
     return slots_of(chunk, block_size)[0]
 
 
-def test_the_model_cache_s_slot_function_is_rejected_and_named(capsys):
+def test_the_model_cache_s_slot_function_is_rejected_and_named(verdict):
     assert slot_by_the_cache([7, 2, 5], 4, 9) == memory_answers.slot([7, 2, 5], 4, 9) == 21
-    ok, out = verdict(capsys, ex.check_slot, slot_by_the_cache)
+    ok, out = verdict(ex.check_slot, slot_by_the_cache)
     assert ok is False
     assert "your function calls paged.model.cache.slots_of, the library's own code" in out
 
@@ -252,8 +247,8 @@ def bytes_by_the_benchmark(num_layers, num_kv_heads, head_dim, dtype_bytes):
         (ex.check_bytes_per_token, bytes_by_the_benchmark, "paged.gpu.bandwidth.kv_bytes"),
     ],
 )
-def test_the_library_s_slots_and_kv_bytes_elsewhere_are_rejected_too(capsys, check, wrong, called):
-    ok, out = verdict(capsys, check, wrong)
+def test_the_library_s_slots_and_kv_bytes_elsewhere_are_rejected_too(verdict, check, wrong, called):
+    ok, out = verdict(check, wrong)
     assert ok is False and f"your function calls {called}, the library's own code" in out, out
 
 
@@ -267,17 +262,17 @@ def test_every_function_of_the_answers_package_is_forbidden():
     assert len(modules) >= 7  # __init__ and every topic module (prefix, basics, kernels too)
     for module in modules:
         for name in getattr(module, "__all__", ["find", "source", "solution"]):
-            assert id(guard._function(getattr(module, name))) in targets, (module, name)
+            assert id(guard.function_of(getattr(module, name))) in targets, (module, name)
 
 
-def test_a_model_answer_from_another_module_is_rejected(capsys):
+def test_a_model_answer_from_another_module_is_rejected(verdict):
     from paged.exercises.answers.prefix import block_hashes
 
     def wasted_slots(num_tokens, block_size):  # full blocks from chapter 11's answer
         full = len(block_hashes([0] * num_tokens, block_size))
         return 0 if full * block_size == num_tokens else (full + 1) * block_size - num_tokens
 
-    ok, out = verdict(capsys, ex.check_wasted_slots, wasted_slots)
+    ok, out = verdict(ex.check_wasted_slots, wasted_slots)
     assert ok is False and "your function calls paged.exercises.solution" in out
 
 
@@ -347,36 +342,36 @@ def test_everything_is_restored_after_an_exception():
     assert len(_scheduler().run()) > 0  # the scheduler runs its own code again
 
 
-def test_the_library_works_after_a_checker_caught_a_call(capsys):
+def test_the_library_works_after_a_checker_caught_a_call(verdict):
     from paged.attention.reference import gather_kv, paged_attention_ref
     from paged.preemption_cost import CostModel
 
     code = (gather_kv.__code__, paged_attention_ref.__code__, CostModel.swap_time.__code__)
     sdpa = F.scaled_dot_product_attention
-    verdict(capsys, ex.check_admit, lambda *args: _scheduler().step() and [])
+    verdict(ex.check_admit, lambda *args: _scheduler().step() and [])
     for wrong in (through(SDPA_ROUTES["torch._C._nn"]), _reference):
-        assert verdict(capsys, ex.check_decode_one_head, wrong)[0] is False
-    assert verdict(capsys, ex.check_gather, lambda c, row, n: gather_kv(c, row, n))[0] is False
+        assert verdict(ex.check_decode_one_head, wrong)[0] is False
+    assert verdict(ex.check_gather, lambda c, row, n: gather_kv(c, row, n))[0] is False
     swap = lambda nb, bs, bpt, layers, bw, lat: CostModel(  # noqa: E731
         bytes_per_token=bpt, num_layers=layers, pcie_bytes_per_s=bw, transfer_latency_s=lat
     ).swap_time(nb, bs)
-    assert verdict(capsys, ex.check_swap_time, swap)[0] is False
+    assert verdict(ex.check_swap_time, swap)[0] is False
     hashes = lambda ids, size: prefix_cache.block_hashes(ids, size)  # noqa: E731
-    assert verdict(capsys, ex.check_block_hashes, hashes)[0] is False
+    assert verdict(ex.check_block_hashes, hashes)[0] is False
     assert (gather_kv.__code__, paged_attention_ref.__code__, CostModel.swap_time.__code__) == code
     assert len(prefix_cache.block_hashes([1, 2, 3], 1)) == 3
     assert F.scaled_dot_product_attention is sdpa
-    assert verdict(capsys, ex.check_decode_one_head, own_decode)[0] is True
-    assert verdict(capsys, ex.check_gather, attention_answers.gather)[0] is True
+    assert verdict(ex.check_decode_one_head, own_decode)[0] is True
+    assert verdict(ex.check_gather, attention_answers.gather)[0] is True
     assert _mode_stacks() == (0, 0)
     assert len(_scheduler().run()) > 0
     q = torch.ones(1, 1, 2, 4)
     assert torch.equal(F.scaled_dot_product_attention(q, q, q), q)
 
 
-def test_the_verdict_names_the_call_in_korean(capsys, monkeypatch):
+def test_the_verdict_names_the_call_in_korean(verdict, monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "ko")
-    ok, out = verdict(capsys, ex.check_decode_one_head, through(SDPA_ROUTES["torch._C._nn"]))
+    ok, out = verdict(ex.check_decode_one_head, through(SDPA_ROUTES["torch._C._nn"]))
     assert ok is False
     assert "torch의 scaled_dot_product_attention(SDPA) 호출이 보입니다" in out
 
@@ -402,8 +397,12 @@ class Shortcut:
 @pytest.mark.parametrize(
     ("check", "attend", "called"),
     [
-        ("known_max", "paged.attention.paged_attention_ref", "paged.paged_attention_ref"),
-        ("online_softmax", "paged.attention.paged_attention_ref", "paged.paged_attention_ref"),
+        ("known_max", "paged.attention.paged_attention_ref", "paged.attention.paged_attention_ref"),
+        (
+            "online_softmax",
+            "paged.attention.paged_attention_ref",
+            "paged.attention.paged_attention_ref",
+        ),
         ("online_softmax", "paged.model.attention_backend.decode_attention_ref", None),
     ],
 )

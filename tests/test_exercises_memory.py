@@ -426,7 +426,10 @@ CLASSES = {
             lambda parts: (merge_partitions(parts), parts.pop())[0],
             "changed its argument `parts`",
         ),
-        "library": (calling(_attention_ref, merge_partitions), "calls paged.paged_attention_ref"),
+        "library": (
+            calling(_attention_ref, merge_partitions),
+            "calls paged.attention.paged_attention_ref",
+        ),
     },
 }
 CLASS_CASES = [(n, c) for n, classes in CLASSES.items() for c in classes]

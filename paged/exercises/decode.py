@@ -13,7 +13,7 @@ from . import guard
 from .contract import tensor_of
 from .core import NUM_RANDOM, Spec, checker, short
 from .slips import of
-from .slips.decode import FACTOR, HALF, NO_MAX, PAST_LEN, _keys
+from .slips.decode import FACTOR, HALF, NO_MAX, PAST_LEN, keys_of
 from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
@@ -158,7 +158,7 @@ def _scores(args, past=False):
     """The scores of the sequence's tokens, or (past) of the last block's slots after them."""
     q, kc, _, row, n, kv_head, scale = args
     end = -(-n // kc.shape[1]) * kc.shape[1] if past else n
-    return (_keys(kc, row, end, kv_head).double() @ q.double() * scale)[n if past else 0 :]
+    return (keys_of(kc, row, end, kv_head).double() @ q.double() * scale)[n if past else 0 :]
 
 
 def _nan_past_seq_len(triples) -> bool:
@@ -223,7 +223,7 @@ def _forbid():
     return [  # the library's attention, every module of it, and torch's
         ("torch.nn.attention.flex_attention", flex_attention.flex_attention),
         ("paged.gather_kv", reference.gather_kv),
-        ("paged.paged_attention_ref", reference.paged_attention_ref),
+        ("paged.attention.paged_attention_ref", reference.paged_attention_ref),
         "paged.attention.reference",
         "paged.attention.kernel",
         "paged.attention.launch",

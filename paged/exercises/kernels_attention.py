@@ -129,8 +129,11 @@ def _library():
     from ..attention import paged_attention, paged_attention_ref
 
     return (
-        ("paged.paged_attention_ref", paged_attention_ref),  # the names a learner knows, first
-        ("paged.paged_attention", paged_attention),
+        (
+            "paged.attention.paged_attention_ref",
+            paged_attention_ref,
+        ),  # the names a learner knows, first
+        ("paged.attention.paged_attention", paged_attention),
         "paged.attention.reference",
         "paged.attention.kernel",
         "paged.attention.tiles",

@@ -143,7 +143,7 @@ def _merge_forbid():
     from ..attention import reference
 
     return [
-        ("paged.paged_attention_ref", reference.paged_attention_ref),
+        ("paged.attention.paged_attention_ref", reference.paged_attention_ref),
         "paged.attention.reference",
         "paged.attention.kernel",
         "paged.model.attention_backend",
