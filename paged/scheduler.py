@@ -24,7 +24,7 @@ from itertools import chain
 from .admission import why_wait
 from .errors import KVBudgetTooSmall
 from .pool import make_pool
-from .scheduler_config import check_option_names, settle
+from .scheduler_options import check_option_names, settle
 from .sequence import Sequence
 from .step import SeqRun, Step
 from .trace import ContiguousLayout, PagedLayout, StepRecord, Usage
@@ -52,7 +52,7 @@ class Scheduler:
     def __init__(
         self, requests: list[Request], policy: str, *, record_layout: bool = False, **options
     ):
-        """`options`: `paged.scheduler_config.settle`'s (kv_slots required)."""
+        """`options`: `paged.scheduler_options.settle`'s (kv_slots required)."""
         check_option_names(options)
         self.config = settle(policy, **options)
         self.config.check_requests(requests)

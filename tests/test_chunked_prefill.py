@@ -17,7 +17,7 @@ from paged.model.attention_backend import select_attention
 from paged.model.cache import KVCache
 from paged.model.model_runner import ModelRunner, serve
 from paged.scheduler import Scheduler
-from paged.scheduler_config import VLLM_CPU_MAX_NUM_BATCHED_TOKENS, settle
+from paged.scheduler_options import VLLM_CPU_MAX_NUM_BATCHED_TOKENS, settle
 from paged.workloads import Request
 
 

@@ -21,7 +21,7 @@ import pytest
 from paged import exercises
 from paged.contiguous import PLACEMENTS
 from paged.kv import PRESETS
-from paged.scheduler_config import SIM_POLICIES
+from paged.scheduler_options import SIM_POLICIES
 
 ROOT = Path(__file__).resolve().parents[1]
 KO = sorted((ROOT / "notebooks" / "ko").glob("[0-9][0-9]_*.ipynb"))

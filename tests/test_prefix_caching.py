@@ -15,7 +15,7 @@ from paged.block_pool import CachingAllocator
 from paged.errors import OutOfBlocks
 from paged.prefix_cache import block_hashes, predict_cached
 from paged.scheduler import Scheduler
-from paged.scheduler_config import settle
+from paged.scheduler_options import settle
 from paged.simulator import simulate
 from paged.workloads import Request, sharegpt_like, with_prompt_ids
 
@@ -43,9 +43,9 @@ def state(a: CachingAllocator):
     """Everything an allocator holds, to compare before and after a refused call."""
     return (
         list(a.free_block_ids),
-        list(a._ref_counts),
-        {k: list(v) for k, v in a._tables.items()},
-        dict(a._num_tokens),
+        [a.ref_count(b) for b in range(a.num_blocks)],
+        {s: a.block_table(s) for s in a.seq_ids},
+        {s: a.num_tokens(s) for s in a.seq_ids},
         dict(a.block_hash),
         {h: a.blocks_of(h) for h in a.cached_blocks},
         dict(a.num_cached_of),

@@ -7,7 +7,8 @@ import pytest
 import paged
 from paged.errors import KVBudgetTooSmall
 from paged.scheduler import Scheduler
-from paged.scheduler_config import ContiguousConfig, PagedConfig, settle
+from paged.scheduler_config import ContiguousConfig, PagedConfig
+from paged.scheduler_options import settle
 from paged.workloads import Request
 
 # Pinned before the loop moved from the simulator into paged.scheduler (commit 02fab9d):

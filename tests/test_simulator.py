@@ -7,7 +7,7 @@ from paged import Request
 from paged.experiments import compare_policies
 from paged.facts import FIG2_BREAKDOWN
 from paged.kv import A100_40GB_KV_BUDGET
-from paged.scheduler_config import SIM_POLICIES
+from paged.scheduler_options import SIM_POLICIES
 from paged.trace import refused_steps
 
 

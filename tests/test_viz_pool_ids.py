@@ -15,7 +15,7 @@ import paged
 from paged import viz
 from paged.engines import vllm, vllm_recordings
 from paged.pool import make_pool
-from paged.scheduler_config import settle
+from paged.scheduler_options import settle
 from paged.text import set_language
 from paged.trace import paged_layout
 from paged.viz import pools, style

@@ -19,8 +19,9 @@ import platform
 import time
 
 from .. import facts
+from ..admission import ADMISSION_RULES
 from ..kv import A100_40GB_KV_BUDGET, OPT_13B, kv_slots
-from ..scheduler_config import ADMISSION_RULES, SIM_POLICIES
+from ..scheduler_options import SIM_POLICIES
 from ..simulator import simulate
 from ..trace import CATEGORIES
 from ..workloads import sharegpt_like, with_prompt_ids

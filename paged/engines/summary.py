@@ -11,7 +11,7 @@ from ..text import msg
 
 def rules_name(result) -> str:
     """The course's side, named by the rules it ran under (`GenerateResult.rules`)."""
-    return str(COURSE_V1 if result.rules == "vllm-v1" else COURSE_OWN)
+    return str({"course": COURSE_OWN, "vllm-v1": COURSE_V1}[result.rules])
 
 
 def engine_header(engine, num_prompts: int, max_new: int) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..paging import BLOCK_SIZES, num_blocks_for
 from ..progress import progress
-from ..scheduler_config import SIM_POLICIES
+from ..scheduler_options import SIM_POLICIES
 from ..simulator import SimResult, simulate
 from ..text import msg
 from ..workloads import Request

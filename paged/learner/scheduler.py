@@ -104,13 +104,9 @@ class YourScheduler(Scheduler):
         self.running.remove(victim)
         return victim
 
-    def _course_rules(self) -> bool:
-        c = self.config
-        return c.rules == "course" and c.policy == "paged" and c.max_num_batched_tokens is None
-
     def _pick_victims(self) -> deque | None:
         """The learner's victims for this step, or None where the course's rule serves."""
-        if not (self.referee.yours("pick_victims") and self._course_rules()):
+        if not (self.referee.yours("pick_victims") and self.config.as_taught):
             return None
         a, bs = self.pool.allocator, self.pool.block_size
         tables = {q.req_id: a.block_table(q.req_id) for q in self.running}
@@ -128,7 +124,7 @@ class YourScheduler(Scheduler):
         c = self.config
         simple = not (self.pool.caching or self.pool.shared_prefix or c.max_num_seqs)
         simple = simple and c.admission == "greedy" and not self.swapped
-        if not (self.referee.yours("admit") and self._course_rules() and simple):
+        if not (self.referee.yours("admit") and self.config.as_taught and simple):
             return super()._admit(s)
         waiting = [(q.req_id, self._to_prefill(q), q.request.output_len) for q in self.waiting]
         args = (waiting, self.pool.allocator.num_free_blocks, c.block_size, c.watermark_blocks)

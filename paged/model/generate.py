@@ -17,7 +17,7 @@ request leaves, and a later request whose prompt starts alike takes them instead
 them (`paged.block_pool`, vLLM V1's automatic prefix caching); `cache_salts` gives each request
 a tenant's salt, which enters its first block's hash, so tenants never share. Every input is
 checked before any memory is taken: the scheduler's own options and refusals
-(`paged.scheduler_config`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
+(`paged.scheduler_options`, `KVBudgetTooSmall`) and the model's (`paged.model.errors`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from ..errors import require_int
 from ..paging import num_blocks_for
 from ..scheduler import Scheduler
-from ..scheduler_config import DEFAULT_WATERMARK
+from ..scheduler_config import has_null_block
+from ..scheduler_options import DEFAULT_WATERMARK
 from ..trace import StepRecord
 from ..workloads import Request
 from .attention_backend import AttentionBackend, select_attention
@@ -157,7 +158,7 @@ class _Paging:
         pass  # the scheduler's settle checks the rest (a bool, no shared_prefix with it)
 
     def slots_for_all(self, final_lens: list[int], block_size: int, rules: str) -> int:
-        null = rules == "vllm-v1"  # vLLM's null block is one of the pool's blocks
+        null = has_null_block(rules)  # vLLM's null block is one of the pool's blocks
         return (blocks_for_all(final_lens, block_size) + null) * block_size
 
     def options(self, block_size: int, shared_prefix: int, rules: str) -> dict:
