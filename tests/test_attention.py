@@ -30,6 +30,7 @@ from paged.attention.launch import (
     modelled_time,
     programs_per_sm,
 )
+from paged.attention.tables import block_table
 
 TOL = {torch.float32: 1e-5, torch.float16: 5e-3, torch.bfloat16: 2e-2}
 DEVICE = "cuda" if backend() == "cuda" else "cpu"
@@ -65,6 +66,27 @@ def test_reference_equals_sdpa_on_gathered_kv(num_q_heads, num_kv_heads):
             q[i][:, None, :], kk.repeat_interleave(group, 0), vv.repeat_interleave(group, 0)
         )[:, 0]
         torch.testing.assert_close(ref[i], expected, atol=1e-5, rtol=1e-5)
+
+
+def test_a_block_table_gives_each_sequence_its_own_blocks_padded_with_minus_one():
+    g = torch.Generator().manual_seed(3)
+    table = block_table([1, 5, 0, 12], 5, 9, generator=g, width=4, skip=(0,))
+    rows = [[b for b in row if b != -1] for row in table.tolist()]
+    assert [len(r) for r in rows] == [1, 1, 0, 3]
+    assert all(
+        row[len(r) :] == [-1] * (4 - len(r)) for row, r in zip(table.tolist(), rows, strict=True)
+    )
+    used = [b for r in rows for b in r]
+    assert len(set(used)) == len(used) and 0 not in used and max(used) < 9
+    in_order = block_table([6, 6], 3, 4, order="identity")
+    assert in_order.tolist() == [[0, 1], [2, 3]] and in_order.dtype == torch.int32
+    for bad, words in [
+        (dict(lens=[10], num_blocks=2), "2 blocks"),
+        (dict(lens=[10], num_blocks=9, width=2), "width 2"),
+        (dict(lens=[1], num_blocks=2, order="sorted"), "'sorted'"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            block_table(block_size=3, **bad)
 
 
 def test_gather_kv_follows_the_block_table():

@@ -18,6 +18,7 @@ import torch
 
 from ..text import msg
 from . import backend, paged_attention_ref
+from .tables import block_table
 
 SAME_AS_REFERENCE = msg(
     "{name} == paged_attention_ref (max error < {atol}) on {batches} batches:",
@@ -81,11 +82,9 @@ def make_case(
     k_cache = torch.randn(shape, generator=g)
     v_cache = torch.randn(shape, generator=g)
     q = torch.randn(len(lens), num_q_heads, head_dim, generator=g) * q_scale
-    ids = [b for b in torch.randperm(num_blocks, generator=g).tolist() if b or not poison]
     width = table_width or max(blocks_per_seq) + 1
-    table = torch.full((len(lens), width), -1, dtype=torch.int32)  # -1: unused
-    for i, n in enumerate(blocks_per_seq):
-        table[i, :n] = torch.tensor([ids.pop() for _ in range(n)], dtype=torch.int32)
+    skip = (0,) if poison else ()
+    table = block_table(lens, block_size, num_blocks, generator=g, width=width, skip=skip)
     seq_lens = torch.tensor(lens, dtype=torch.int32)
     tensors = (q.to(dtype), k_cache.to(dtype), v_cache.to(dtype), table, seq_lens)
     if poison:

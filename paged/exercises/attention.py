@@ -67,6 +67,7 @@ def _random_gathers(rng):
     import torch
 
     from ..attention.reference import gather_kv
+    from ..attention.tables import block_table
 
     pairs = []
     for _ in range(NUM_RANDOM // 2):
@@ -79,11 +80,8 @@ def _random_gathers(rng):
         dtype = rng.choice((torch.float32, torch.float32, torch.float16, torch.bfloat16))
         heads, dim = rng.choice(((1, 1), (2, 3), (4, 8)))
         cache = torch.randn(num_blocks, bs, heads, dim, generator=g).to(dtype)
-        used = -(-n // bs)
-        row = torch.full(
-            (width + rng.randint(0, 2),), -1, dtype=rng.choice((torch.int32, torch.int64))
-        )
-        row[:used] = torch.randperm(num_blocks, generator=g)[:used].to(row.dtype)
+        row_dtype, row_width = rng.choice((torch.int32, torch.int64)), width + rng.randint(0, 2)
+        row = block_table([n], bs, num_blocks, generator=g, width=row_width, dtype=row_dtype)[0]
         pairs.append(((cache, row, n), gather_kv(cache, row, n)))
     return pairs
 

@@ -51,14 +51,15 @@ GUARD = 4096  # elements around the gather's cache: a stray read stays inside, a
 
 def _gather_case(params, seed):
     """A cache whose every number is its own address (guards too), a shuffled table."""
+    from ..attention.tables import block_table
+
     bs, tile, seq_len, num_blocks, row = params
     g = torch.Generator().manual_seed(seed)
     n = num_blocks * bs * row
     flat = torch.arange(-GUARD, n + GUARD, dtype=torch.float32).to(device())
     used = -(-seq_len // bs)
-    ids = torch.randperm(num_blocks, generator=g)[:used].to(torch.int32)
-    t_flat = torch.full((used + 1 + 64,), -1, dtype=torch.int32)
-    t_flat[:used] = ids
+    t_flat = block_table([seq_len], bs, num_blocks, generator=g, width=used + 1 + 64)[0]
+    ids = t_flat[:used]
     t_flat = t_flat.to(device())
     watch = Watch()
     may = np.zeros(flat.numel(), bool)

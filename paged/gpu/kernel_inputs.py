@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from ..attention import paged_attention_ref
+from ..attention.tables import block_table
 from .bandwidth import kv_bytes
 
 SHAPES = ("uniform", "few_long", "mixed")
@@ -34,13 +35,9 @@ def make_inputs(
 ):
     """q, caches, block table, seq_lens made on `device`; 'identity' keeps blocks in order."""
     g = torch.Generator(device=device).manual_seed(seed)
-    blocks_per_seq = -(-seq_len // block_size)
-    num_blocks = batch * blocks_per_seq
-    if layout == "identity":
-        ids = torch.arange(num_blocks, device=device)
-    else:
-        ids = torch.randperm(num_blocks, generator=g, device=device)
-    table = ids.reshape(batch, blocks_per_seq).to(torch.int32)
+    num_blocks = batch * -(-seq_len // block_size)
+    lens = [seq_len] * batch
+    table = block_table(lens, block_size, num_blocks, generator=g, order=layout, device=device)
     shape = (num_blocks, block_size, num_kv_heads, head_dim)
     k = torch.randn(shape, generator=g, device=device, dtype=dtype)
     v = torch.randn(shape, generator=g, device=device, dtype=dtype)
