@@ -22,6 +22,18 @@ def english(monkeypatch):
     monkeypatch.delenv("PAGED_LANG", raising=False)
 
 
+@pytest.fixture
+def verdict(capsys):
+    """Run a checker: `verdict(check, fn, **options)` is (what it returned, what it printed),
+    seed 7 unless another is given."""
+
+    def run(check, fn, **options):
+        ok = check(fn, **{"seed": 7, **options})
+        return ok, capsys.readouterr().out
+
+    return run
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """One torch thread while a module's tests run: two threads on two shared, busy cores wait on

@@ -392,11 +392,11 @@ def test_the_fixed_cases_hold_the_edges_these_answers_missed():
     first, rotated = pairs[0], pairs[4]
     assert first[1] == rotated[1] and first[0][0] != rotated[0][0]
     assert sorted(map(repr, first[0][0])) == sorted(map(repr, rotated[0][0]))
-    gathers = attention_checker._gather_cases()  # short half-precision sequences
+    gathers = attention_checker.GATHER.cases()  # short half-precision sequences
     assert {(c.dtype, n) for c, _, n in gathers} >= {(torch.float16, 0), (torch.bfloat16, 1)}
-    decodes = decode_checker._fixed_cases()
+    decodes = decode_checker.SPEC.cases()
     assert any(k.dtype != torch.float32 and n == 1 for _, k, _, _, n, _, _ in decodes)
-    assert merge_in_float64(merge_checker._merge_pairs()[0][0]).dtype == torch.float64
+    assert merge_in_float64(merge_checker.MERGE_PARTITIONS.cases()[0][0][0]).dtype == torch.float64
 
 
 def test_the_new_hints_speak_korean(capsys, monkeypatch):

@@ -15,15 +15,11 @@ from paged.attention import reference
 from paged.exercises import check_decode_one_head, core
 from paged.exercises import decode as checker
 from paged.exercises.answers import attention as attention_answers
+from paged.exercises.slips.decode import keys_of
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
 NAME = "decode_one_head"
-
-
-def verdict(capsys, fn, seed=7):
-    ok = check_decode_one_head(fn, seed=seed)
-    return ok, capsys.readouterr().out
 
 
 def token_loop(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scale):
@@ -68,9 +64,9 @@ def logsumexp_style(q, k_cache, v_cache, block_table_row, seq_len, kv_head, scal
     [attention_answers.decode_one_head, token_loop, slot_softmax, logsumexp_style],
     ids=["model", "token-loop", "slot-softmax", "logsumexp"],
 )
-def test_right_answers_are_accepted_on_every_seed(capsys, fn):
+def test_right_answers_are_accepted_on_every_seed(verdict, fn):
     for seed in range(1, 9):
-        ok, out = verdict(capsys, fn, seed=seed)
+        ok, out = verdict(check_decode_one_head, fn, seed=seed)
         assert ok is True, out
         assert out.startswith(f"{NAME}: correct (")
 
@@ -96,9 +92,9 @@ def ignores_seq_len(q, k_cache, v_cache, row, n, h, scale):
     return torch.softmax(k.float() @ q.float() * scale, 0).to(v.dtype) @ v
 
 
-def test_no_max_in_float32_is_named_by_where_exp_overflows(capsys):
+def test_no_max_in_float32_is_named_by_where_exp_overflows(verdict):
     """Not the float64 slip of the spec: its own hint, from its own wrong answers."""
-    ok, out = verdict(capsys, no_max_float32)
+    ok, out = verdict(check_decode_one_head, no_max_float32)
     assert ok is False and out.startswith(f"{NAME}: not quite") and "near 88 in float32" in out
 
 
@@ -112,8 +108,8 @@ def in_the_cache_dtype(q, k_cache, v_cache, row, n, h, scale):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_half_precision_arithmetic_fails_where_the_scores_lie_far_from_0(capsys, seed):
-    ok, out = verdict(capsys, in_the_cache_dtype, seed=seed)
+def test_half_precision_arithmetic_fails_where_the_scores_lie_far_from_0(verdict, seed):
+    ok, out = verdict(check_decode_one_head, in_the_cache_dtype, seed=seed)
     assert ok is False and "hint: wrong only on the float16 and bfloat16 caches" in out, out
 
 
@@ -165,15 +161,15 @@ CONTRACT = {
 
 
 @pytest.mark.parametrize("name", CONTRACT)
-def test_the_contract_is_enforced(capsys, name):
+def test_the_contract_is_enforced(verdict, name):
     fn, phrase = CONTRACT[name]
-    ok, out = verdict(capsys, fn, seed=1)  # seed 1 draws a bfloat16 case
+    ok, out = verdict(check_decode_one_head, fn, seed=1)  # seed 1 draws a bfloat16 case
     assert ok is False
     assert out.startswith(f"{NAME}: not quite") and phrase in out, out
 
 
 def test_the_fixed_cases_reach_the_edges():
-    cases = checker._fixed_cases()
+    cases = checker.SPEC.cases()
     bs = [c[1].shape[1] for c in cases]
     lens = [c[4] for c in cases]
     assert 1 in lens and 1 in bs and max(bs) >= 16
@@ -183,7 +179,7 @@ def test_the_fixed_cases_reach_the_edges():
     assert any(r == sorted(r, reverse=True) and len(r) > 2 for r in rows)  # decreasing
     assert any(r != sorted(r) and r != sorted(r, reverse=True) for r in rows)  # scattered
     assert any(c[5] > 0 for c in cases) and any(c[5] == 0 for c in cases)
-    scores = [checker._keys(c[1], c[3], c[4], c[5]).double() @ c[0].double() * c[6] for c in cases]
+    scores = [keys_of(c[1], c[3], c[4], c[5]).double() @ c[0].double() * c[6] for c in cases]
     assert any(bool((s >= 1000).all()) for s in scores)  # exp() overflows even float64
     assert any(bool((s <= -1000).all()) for s in scores)  # all negative: exp() underflows to 0
     assert any(math.isclose(c[6], 1.0) for c in cases) and any(c[6] != 1.0 for c in cases)
@@ -192,21 +188,21 @@ def test_the_fixed_cases_reach_the_edges():
 def test_the_random_cases_draw_the_extremes():
     import random
 
-    pairs = checker._random_cases(random.Random(3)) + checker._random_cases(random.Random(4))
+    pairs = checker.SPEC.draw(random.Random(3)) + checker.SPEC.draw(random.Random(4))
     dtypes = {str(args[1].dtype) for args, _ in pairs}
     assert {"torch.float32", "torch.float16", "torch.bfloat16"} <= dtypes
     assert any(args[4] == 1 for args, _ in pairs)
-    scores = [
-        checker._keys(a[1], a[3], a[4], a[5]).double() @ a[0].double() * a[6] for a, _ in pairs
-    ]
+    scores = [keys_of(a[1], a[3], a[4], a[5]).double() @ a[0].double() * a[6] for a, _ in pairs]
     assert any(bool((s.abs() >= 1000).all()) for s in scores)
     assert any(bool((s < 0).all()) for s in scores)
     tables = [a[3][: -(-a[4] // a[1].shape[1])].tolist() for a, _ in pairs]
     assert any(len(t) > 2 and t == sorted(t, reverse=True) for t in tables)
 
 
-def test_verdicts_and_hints_speak_korean_in_the_korean_edition(monkeypatch, capsys):
+def test_verdicts_and_hints_speak_korean_in_the_korean_edition(monkeypatch, verdict):
     monkeypatch.setenv("PAGED_LANG", "ko")
-    ok, out = verdict(capsys, ignores_seq_len)
+    ok, out = verdict(check_decode_one_head, ignores_seq_len)
     assert ok is False and "아직 아닙니다" in out and "seq_len 너머까지 읽습니다" in out, out
-    assert verdict(capsys, attention_answers.decode_one_head)[1].startswith(f"{NAME}: 정답입니다")
+    assert verdict(check_decode_one_head, attention_answers.decode_one_head)[1].startswith(
+        f"{NAME}: 정답입니다"
+    )

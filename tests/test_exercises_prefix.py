@@ -20,11 +20,6 @@ from paged.text import Message
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
 
-def verdict(capsys, fn, **kw):
-    ok = check_block_hashes(fn, **kw)
-    return ok, capsys.readouterr().out
-
-
 def builtin_hash(token_ids, block_size):
     """Another valid style: Python's hash of (parent, block), a while loop, a tuple back."""
     out, parent, start = [], None, 0
@@ -46,9 +41,9 @@ def whole_prefix(token_ids, block_size):
     [prefix_answers.block_hashes, builtin_hash, whole_prefix],
     ids=["model", "builtin-hash", "whole-prefix"],
 )
-def test_right_answers_are_accepted_on_every_seed(capsys, fn):
+def test_right_answers_are_accepted_on_every_seed(verdict, fn):
     for seed in range(1, 11):
-        ok, out = verdict(capsys, fn, seed=seed)
+        ok, out = verdict(check_block_hashes, fn, seed=seed)
         assert ok is True, out
         assert out.startswith("block_hashes: correct (")
 
@@ -80,9 +75,9 @@ WRONG = {  # not slips: the engine's classes of wrong answer, seen from this exe
 
 
 @pytest.mark.parametrize("name", WRONG)
-def test_a_changed_argument_and_a_library_call_are_named(capsys, name):
+def test_a_changed_argument_and_a_library_call_are_named(verdict, name):
     fn, phrase = WRONG[name]
-    ok, out = verdict(capsys, fn, seed=7)
+    ok, out = verdict(check_block_hashes, fn, seed=7)
     assert ok is False
     assert out.startswith("block_hashes: not quite") and phrase in out, out
 
@@ -93,8 +88,8 @@ def test_the_hint_names_the_symptom_not_the_recipe(capsys):
         assert "hash_block" not in m.en and "parent" not in m.en, m.en
 
 
-def test_a_failing_fixed_case_shows_the_pattern_of_equal_hashes(capsys):
-    ok, out = verdict(capsys, slip("name its whole prefix"))
+def test_a_failing_fixed_case_shows_the_pattern_of_equal_hashes(verdict):
+    ok, out = verdict(check_block_hashes, slip("name its whole prefix"))
     assert ok is False
     assert (
         "for token_ids=[5, 5, 5, 5], block_size=2 you returned [A, A] (the same letter: the "
@@ -103,19 +98,19 @@ def test_a_failing_fixed_case_shows_the_pattern_of_equal_hashes(capsys):
     assert "seed=" not in out  # a teaching case: no seed to repeat
 
 
-def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
+def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(verdict):
     def wrong_for_three(token_ids, block_size):  # the fixed cases never use block_size 3
         return [] if block_size == 3 else builtin_hash(token_ids, block_size)
 
     assert all(bs != 3 for _, bs in checker.CASES)
-    ok, out = verdict(capsys, wrong_for_three)
+    ok, out = verdict(check_block_hashes, wrong_for_three)
     assert ok is False and "block_size=3" in out
     seed = int(re.search(r"check_block_hashes\(your_function, seed=(\d+)\)", out).group(1))
-    ok_again, again = verdict(capsys, wrong_for_three, seed=seed)
+    ok_again, again = verdict(check_block_hashes, wrong_for_three, seed=seed)
     assert ok_again is False and again == out
 
 
-def test_other_wrong_answers_get_a_symptom(capsys):
+def test_other_wrong_answers_get_a_symptom(verdict):
     def summed(token_ids, block_size):  # a hash that ignores the order inside a block
         out, h = [], 0
         for i in range(len(token_ids) // block_size):
@@ -133,11 +128,11 @@ def test_other_wrong_answers_get_a_symptom(capsys):
     def unhashable(token_ids, block_size):
         return [list(h) for h in whole_prefix(token_ids, block_size)]
 
-    _, out = verdict(capsys, summed, seed=1)
+    _, out = verdict(check_block_hashes, summed, seed=1)
     assert "got equal hashes: a request would find a block that is not its own" in out
-    _, out = verdict(capsys, with_length, seed=1)
+    _, out = verdict(check_block_hashes, with_length, seed=1)
     assert "the same prefix got different hashes" in out
-    _, out = verdict(capsys, unhashable, seed=1)
+    _, out = verdict(check_block_hashes, unhashable, seed=1)
     assert "the values are right, but the hash [10, 11, 12, 13] is a list" in out
 
 
@@ -151,9 +146,9 @@ def test_the_truth_is_the_library_s_pattern():
     )
 
 
-def test_the_checker_speaks_korean(capsys, monkeypatch):
+def test_the_checker_speaks_korean(verdict, monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "ko")
-    ok, out = verdict(capsys, slip("partly filled block a hash too"))
+    ok, out = verdict(check_block_hashes, slip("partly filled block a hash too"))
     assert ok is False
     assert "반환값은 [A, B, C] (같은 글자는 같은 해시), 기대한 값은 [A, B]입니다." in out
     assert "힌트: 덜 찬 마지막 블록에도 해시를 주었습니다." in out

@@ -24,11 +24,6 @@ from paged.exercises.slips import SLIPS
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py
 
 
-def verdict(capsys, check, fn, **kw):
-    ok = check(fn, **kw)
-    return ok, capsys.readouterr().out
-
-
 # ---- right answers, written other ways ---------------------------------------------------------
 def free_with_deque(free_queue, block_table, ref_counts, hashed):
     """A deque, blocks put at either end one at a time (the front ones in table order, so that
@@ -80,9 +75,9 @@ def computed_by_takewhile(hashes, num_tokens, block_size, cached):
     ],
     ids=["free-deque", "take-islice", "lookup-dict-walk", "lookup-takewhile"],
 )
-def test_right_answers_written_another_way_pass_on_every_seed(capsys, check, fn):
+def test_right_answers_written_another_way_pass_on_every_seed(verdict, check, fn):
     for seed in range(1, 9):
-        ok, out = verdict(capsys, check, fn, seed=seed)
+        ok, out = verdict(check, fn, seed=seed)
         assert ok is True, out
 
 
@@ -178,15 +173,15 @@ SYMPTOMS = [
 @pytest.mark.parametrize(
     ("check", "fn", "words"), SYMPTOMS, ids=lambda x: getattr(x, "__name__", "")
 )
-def test_a_wrong_answer_no_slip_names_gets_a_symptom(capsys, check, fn, words):
-    ok, out = verdict(capsys, check, fn, seed=1)
+def test_a_wrong_answer_no_slip_names_gets_a_symptom(verdict, check, fn, words):
+    ok, out = verdict(check, fn, seed=1)
     assert ok is False
     assert out.count("hint:") == 1 and words in out, out
 
 
-def test_block_zero_is_a_block_like_any_other(capsys):
+def test_block_zero_is_a_block_like_any_other(verdict):
     """A lookup that reads block 0 as a miss fails on a teaching case, not by luck of a draw."""
-    ok, out = verdict(capsys, ex.check_computed_blocks, lookup_truthy, seed=1)
+    ok, out = verdict(ex.check_computed_blocks, lookup_truthy, seed=1)
     assert ok is False and "seed=" not in out
     assert (
         "block_size=1, cached={101: 7, 102: 2, 103: 5, 104: 0, 105: 3} you returned [7, 2, 5], "
@@ -224,11 +219,11 @@ def capped_when_all_hit_else_uncut(hashes, num_tokens, block_size, cached):
     ],
     ids=["over-full-blocks", "uncut"],
 )
-def test_the_cap_applied_only_when_every_hash_hits_fails_on_a_teaching_case(capsys, fn, slip):
+def test_the_cap_applied_only_when_every_hash_hits_fails_on_a_teaching_case(verdict, fn, slip):
     """Accepted on 57 and 42 seeds of 100 before the teaching cases held a partial hit that
     reaches the last token's block."""
     for seed in range(1, 6):
-        ok, out = verdict(capsys, ex.check_computed_blocks, fn, seed=seed)
+        ok, out = verdict(ex.check_computed_blocks, fn, seed=seed)
         assert ok is False and "seed=" not in out, out
         assert f"hint: {SLIPS[slip][1]}" in out, out
 
@@ -242,15 +237,15 @@ WRONG = [  # the engine's classes of wrong answer, seen from these exercises
 
 
 @pytest.mark.parametrize(("check", "fn", "words"), WRONG, ids=lambda x: getattr(x, "__name__", ""))
-def test_a_changed_argument_and_a_library_call_are_named(capsys, check, fn, words):
-    ok, out = verdict(capsys, check, fn, seed=1)
+def test_a_changed_argument_and_a_library_call_are_named(verdict, check, fn, words):
+    ok, out = verdict(check, fn, seed=1)
     assert ok is False and words in out, out
 
 
 # ---- the truth is the allocator ----------------------------------------------------------------
 def test_the_teaching_cases_follow_vllms_free_queue():
     """Hand-checked against vLLM V1's rules (`BlockPool.free_blocks`, `get_new_blocks`)."""
-    frees = free_queue._free_pairs()
+    frees = free_queue.FREE_BLOCKS.cases()
     # cached blocks 0, 1, then uncached 2, 3, 4 (decode blocks whose hashes are not known yet)
     assert frees[3] == (
         ([5, 6, 7, 8, 9], [0, 1, 2, 3, 4], {b: 1 for b in range(5)}, {0, 1}),
@@ -266,14 +261,14 @@ def test_the_teaching_cases_follow_vllms_free_queue():
     assert a.allocate("A", 3) == [2, 3, 4]
     a.free("A")
     assert list(a.free_block_ids) == [4, 3, 2, 9]
-    takes = free_queue._take_pairs()
+    takes = free_queue.TAKE_BLOCKS.cases()
     queue = [3, 4, 5, 6, 7, 2, 1, 0]
     assert takes[2] == ((queue, 6, {0: 101, 1: 102, 2: 103}), (queue[:6], [103]))
     assert str(takes[4][1]) == "ValueError: n=9 > len(free_queue)=8"
 
 
 def test_the_lookup_stops_at_a_miss_and_before_the_last_token():
-    find = cache_hits._find
+    find = cache_hits.COMPUTED_BLOCKS.answer
     cached = {101: 7, 102: 2, 103: 5}
     assert find([101, 102, 103], 13, 4, cached) == [7, 2, 5]
     assert find([101, 102, 103], 12, 4, cached) == [7, 2]  # the last token's block is computed
@@ -281,8 +276,8 @@ def test_the_lookup_stops_at_a_miss_and_before_the_last_token():
     assert find([101], 1, 1, cached) == []
 
 
-def test_the_verdict_and_the_hint_speak_korean(capsys, monkeypatch):
+def test_the_verdict_and_the_hint_speak_korean(verdict, monkeypatch):
     monkeypatch.setenv("PAGED_LANG", "ko")
-    ok, out = verdict(capsys, ex.check_computed_blocks, lookup_truthy, seed=1)
+    ok, out = verdict(ex.check_computed_blocks, lookup_truthy, seed=1)
     assert ok is False
     assert out.startswith("computed_blocks: 아직 아닙니다.") and "힌트: " in out, out

@@ -40,7 +40,7 @@ def admit(waiting, free_blocks, block_size, watermark_blocks):
 def test_the_truth_is_the_schedulers_first_step():
     """Admission reads only prompt lengths: the pool sees no blocks for max_new_tokens."""
     waiting = [("A", 40, 200), ("B", 35, 200), ("C", 70, 200), ("D", 38, 200)]
-    case, answer = serving._admit_pair(16, 20, 0, waiting)
+    case, answer = next(p for p in serving.SPEC.cases() if p[0] == (waiting, 20, 16, 0))
     assert case == (waiting, 20, 16, 0) and answer == ["A", "B", "C", "D"]
     requests = [Request(i, p, n) for i, (_, p, n) in enumerate(waiting)]
     s = Scheduler(requests, "paged", kv_slots=20 * 16, block_size=16, watermark=0.0)

@@ -61,9 +61,9 @@ def test_without_a_cjk_font_hangul_is_missing(rc):
 
 def test_dejavu_has_no_hangul_and_hints_rank_fonts():
     dejavu = matplotlib.font_manager.findfont("DejaVu Sans")
-    assert not fonts.has_hangul(dejavu) and fonts._rank(dejavu) is None
-    assert fonts._rank("/usr/share/fonts/truetype/nanum/NanumGothic.ttf") == 0
-    assert fonts._rank("/x/NotoSansCJK-Regular.ttc") == 1
+    assert not fonts.has_hangul(dejavu) and fonts.rank(dejavu) is None
+    assert fonts.rank("/usr/share/fonts/truetype/nanum/NanumGothic.ttf") == 0
+    assert fonts.rank("/x/NotoSansCJK-Regular.ttc") == 1
 
 
 def test_installs_only_when_no_font_is_found(rc, monkeypatch):

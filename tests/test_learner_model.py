@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from model_needs import need
 from test_learner import write
 
 import paged.model as pm
@@ -22,7 +21,7 @@ from paged.exercises.answers import source
 from paged.model.shared_prompt import LIBRARY_SYSTEM
 from paged.model.tenants import CHAPTER12_QUESTIONS, MUSEUM_SYSTEM
 
-pytestmark = pytest.mark.usefixtures("one_thread", "english")
+pytestmark = pytest.mark.usefixtures("english")
 
 PROMPTS = [
     "Say hello in French.",
@@ -32,12 +31,6 @@ PROMPTS = [
     "Give me three tips for sleeping better.",
     "Translate 'good morning' into Spanish.",
 ]
-
-
-@pytest.fixture(scope="module")
-def model():
-    need("gguf", "transformers", weights=True)
-    return pm.load(device="cpu")
 
 
 @pytest.fixture

@@ -93,12 +93,6 @@ def test_admitted_at_start_applies_each_policys_admission():
         report.admitted_at_start(prompt_lens, 8, 64, "paged")
 
 
-@pytest.fixture(scope="module")
-def model():
-    need("gguf", "transformers", weights=True)
-    return pm.load(device="cpu")
-
-
 PROMPTS = [
     "What is the capital of France?",
     "Name a colour.",

@@ -93,7 +93,7 @@ SOFTMAX = Ops(
 )
 
 
-def _function(obj):
+def function_of(obj):
     """The plain function behind obj (a function, method, property or @triton.jit kernel)."""
     if isinstance(obj, property):
         obj = obj.fget
@@ -125,7 +125,7 @@ def module_targets(name: str) -> tuple:
         if isinstance(obj, type) and obj.__module__ == name:
             members = list(_members(key, obj))
         for label, member in members:
-            fn = _function(member)
+            fn = function_of(member)
             if fn is not None and fn.__module__ == name and not label.startswith("__"):
                 out.append((f"{name}.{label}", fn))
     return tuple(out)
@@ -198,7 +198,7 @@ def forbidden(targets, allow=()):
     The caller catches LibraryCall where it catches the learner's other exceptions.
     """
     functions, groups = _expand(targets)
-    keep = {id(_function(a)) for a in allow if _function(a) is not None}
+    keep = {id(function_of(a)) for a in allow if function_of(a) is not None}
     outer = _CALLS.get()
     calls = [] if outer is None else outer
     token = _CALLS.set(calls)
@@ -206,7 +206,7 @@ def forbidden(targets, allow=()):
     try:
         with contextlib.ExitStack() as stack:
             for label, obj in functions:
-                fn = _function(obj)
+                fn = function_of(obj)
                 if fn is None or id(fn) in keep:
                     continue
                 keep.add(id(fn))  # the first label of a function is its own

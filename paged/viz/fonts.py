@@ -43,7 +43,8 @@ HINTS = (
 )
 
 
-def _rank(path: str) -> int | None:
+def rank(path: str) -> int | None:
+    """Where the font file's name stands in `HINTS` (0: most wanted), None when it names none."""
     stem = Path(path).name.lower().replace("-", "").replace("_", "").replace(" ", "")
     return next((i for i, hint in enumerate(HINTS) if hint in stem), None)
 
@@ -70,7 +71,7 @@ def find_cjk_font() -> Path | None:
     """The best installed font file that draws Hangul, or None."""
     known = [f.fname for f in font_manager.fontManager.ttflist]
     files = {*known, *_system_fonts()}
-    ranked = sorted((r, p) for p in files if (r := _rank(p)) is not None)
+    ranked = sorted((r, p) for p in files if (r := rank(p)) is not None)
     return next((Path(p) for _, p in ranked if has_hangul(p)), None)
 
 
@@ -121,7 +122,7 @@ def use_cjk_font(install: bool = False) -> str | None:
     manager = font_manager.fontManager
     families = list(matplotlib.rcParams["font.family"])
     for font in manager.ttflist:  # already set up by an earlier call
-        if font.name in families and _rank(font.fname) is not None and has_hangul(font.fname):
+        if font.name in families and rank(font.fname) is not None and has_hangul(font.fname):
             _quiet(font.name)
             return font.name
     path = find_cjk_font()

@@ -15,7 +15,7 @@ def _via(concept):
     return lambda c, row, n, h: gather(c, row, n)[:, h].float()
 
 
-def _keys(cache, row, n, kv_head):
+def keys_of(cache, row, n, kv_head):
     """The sequence's rows of KV head kv_head, logical order, in float32: (n, head_dim)."""
     return cache[_used(row, n, cache.shape[1])].flatten(0, 1)[:n, kv_head].float()
 
@@ -27,7 +27,7 @@ def _attend(q, k, v, scale, dtype, weights=None):
     return (w @ v).to(dtype)
 
 
-def _mistake(read=_keys, weights=None, scale=None):
+def _mistake(read=keys_of, weights=None, scale=None):
     """A wrong decode_one_head: another way to read K/V, another softmax, another scale."""
 
     def wrong(q, kc, vc, row, n, kv_head, s):
@@ -121,7 +121,7 @@ DECODE = {
         PHYSICAL,
     ),
     "decode.sorted_row": (
-        _mistake(read=lambda c, row, n, h: _keys(c, row[row >= 0].sort().values, n, h)),
+        _mistake(read=lambda c, row, n, h: keys_of(c, row[row >= 0].sort().values, n, h)),
         PHYSICAL,
     ),
     "decode.last_block_missing": (
@@ -129,7 +129,7 @@ DECODE = {
         LAST_BLOCK_MISSING,
     ),
     "decode.head_zero": slip(
-        _mistake(read=lambda c, row, n, h: _keys(c, row, n, 0)),
+        _mistake(read=lambda c, row, n, h: keys_of(c, row, n, 0)),
         "right only on the cases whose kv_head is 0: KV head 0 is read whatever kv_head says.",
         "kv_head가 0인 사례에서만 맞습니다. kv_head 값과 상관없이 KV 헤드 0을 읽습니다.",
     ),
@@ -146,7 +146,7 @@ DECODE = {
         "k_cache와 v_cache의 역할이 바뀌었습니다. 점수는 값(V)에서, 가중합은 키(K)에서 나왔습니다.",
     ),
     "decode.one_short": slip(
-        _mistake(read=lambda c, row, n, h: _keys(c, row, n, h)[: n - 1]),
+        _mistake(read=lambda c, row, n, h: keys_of(c, row, n, h)[: n - 1]),
         "the sequence's last token is left out: your output is attention over its first "
         "seq_len - 1 tokens.",
         "시퀀스의 마지막 토큰이 빠졌습니다. 출력이 처음 seq_len - 1개 토큰에 대한 어텐션입니다.",
@@ -159,7 +159,7 @@ DECODE = {
         "softmax가 바로 그 값을 줍니다.",
     ),
     "decode.head_as_token": slip(
-        _mistake(read=lambda c, row, n, h: _keys(c, row, n, slice(None))[h]),
+        _mistake(read=lambda c, row, n, h: keys_of(c, row, n, slice(None))[h]),
         "the softmax runs over the num_kv_heads heads of one token instead of over seq_len "
         "tokens: kv_head picked a token, not a head.",
         "softmax가 seq_len개 토큰이 아니라 한 토큰의 num_kv_heads개 헤드에 걸쳐 계산됩니다. "
