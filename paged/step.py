@@ -13,6 +13,7 @@ never sees the model: this data is all that passes between them (nano-vllm's sha
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -50,3 +51,18 @@ class Step(NamedTuple):
     def sampling(self) -> tuple:
         """The requests that will sample a token in this phase."""
         return tuple([r.req_id for r in self.runs if r.sample])
+
+
+@dataclass(slots=True)
+class StepSoFar:
+    """The scheduler's own note of the step being computed (never handed out): the phase
+    handed out and what the step did so far."""
+
+    handed: Step | None = None  # scheduled, not yet post-processed
+    runs_of: tuple = ()  # the Sequence of each of `handed.runs`
+    preempted: tuple = ()
+    finished: list = field(default_factory=list)
+    admitted: tuple = ()  # Sequences
+    refused: tuple = ()
+    swapped_in: tuple = ()
+    budget: float = float("inf")  # vLLM V1: tokens the step may still compute

@@ -146,7 +146,7 @@ def _scheduler():
 SCHEDULER_CALLS = {
     "paged.scheduler.Scheduler.schedule": lambda s: s.schedule(),
     "paged.scheduler.Scheduler.postprocess": lambda s: s.postprocess(None),
-    "paged.scheduler.Scheduler._admit": lambda s: s._admit(None),
+    "paged.prefill.Prefill._admit": lambda s: s._admit(None),
     "paged.scheduler.Scheduler.step": lambda s: s.step(),
     "paged.scheduler.Scheduler": lambda s: Scheduler([Request(0, 4, 2)], "paged", kv_slots=64),
     "paged.pool.PagedPool.why_not": lambda s: s.pool.why_not(Request(0, 4, 2), 4),

@@ -20,7 +20,14 @@ from .slips import of
 
 __all__ = ["check_pick_victims", "check_swap_time"]
 # The scheduler's whole surface, and what drives it: forbidden in its exercises.
-SCHEDULER = ("paged.scheduler", "paged.admission", "paged.pool", "paged.paging", "paged.simulator")
+SCHEDULER = (
+    "paged.scheduler",
+    "paged.prefill",
+    "paged.admission",
+    "paged.pool",
+    "paged.paging",
+    "paged.simulator",
+)
 
 
 def request_ids(rng, n: int) -> list:
