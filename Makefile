@@ -51,7 +51,8 @@ lint: setup
 	$(BIN)/ruff format --check paged tests
 
 # The tests come in three commands (README, "Tests"); each uses every core: pytest-xdist runs
-# JOBS workers and keeps all the cells of one notebook on one worker (--dist loadfile).
+# JOBS workers and keeps all the cells of one notebook on one worker (--dist loadfile; the
+# browser's chapters spread over the workers: tests/conftest.py).
 JOBS ?= 2
 XDIST = $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # -rs prints why a test skipped (no GPU; no Chromium; no Colab-like venv).

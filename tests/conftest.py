@@ -15,6 +15,26 @@ def pytest_configure(config):
     )
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: called only where it runs
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` (the Makefile's), but for the browser's chapters: a test file's tests,
+    or a notebook's cells, still run on one worker in order (they share a module's fixtures, or
+    a kernel), while each chapter the browser runs may go to either worker, so that both drive
+    a JupyterLab instead of one worker running every chapter in turn."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserChaptersApart(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file, _, test = nodeid.partition("::")
+            if file.endswith("test_browser.py") and "[" in test:
+                return nodeid  # one chapter
+            return file
+
+    return BrowserChaptersApart(config, log)
+
+
 @pytest.fixture
 def english(monkeypatch):
     """The English edition's messages (a test may switch to Korean): the exercise tests read
