@@ -2,9 +2,9 @@
 
 Paging hands a sequence whichever physical blocks are free, so its blocks lie in no order. The
 chapters' checks (`steps`), the exercise checkers and the benchmarks (`paged.gpu`) build their
-tables here: `ceil(len / block_size)` distinct blocks per sequence, taken in turn from a seeded
-permutation of the pool (`order="identity"`: in order, a contiguous cache read through a table),
-each row padded with -1 (vLLM's padding for an unused entry).
+tables here: `ceil(len / block_size)` distinct blocks per sequence, popped in turn off a seeded
+shuffle of the pool's free list (`order="identity"`: in order, a contiguous cache read through a
+table), each row padded with -1 (vLLM's padding for an unused entry).
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ def block_table(
     if needs and max(needs) > width:
         raise ValueError(f"width {width} is narrower than a sequence's {max(needs)} blocks")
     if order == "identity":
-        ids = torch.arange(num_blocks, device=device)
+        free = torch.arange(num_blocks, device=device).flip(0)
     else:
-        ids = torch.randperm(num_blocks, generator=generator, device=device)
-    if skip:
-        ids = ids[~torch.isin(ids, torch.tensor(skip, device=ids.device))]
+        free = torch.randperm(num_blocks, generator=generator, device=device)
+    free = free[~torch.isin(free, torch.tensor(skip, dtype=free.dtype, device=free.device))]
+    ids = free.flip(0)  # the free list's blocks in the order they are popped off its end
     if sum(needs) > ids.numel():
         raise ValueError(
             f"{num_blocks} blocks (less {len(skip)} skipped) cannot hold the {sum(needs)} "
