@@ -22,8 +22,9 @@ from ..progress import progress
 from ..scheduler import Scheduler
 from ..text import msg
 from ..workloads import Request
-from .generate import POLICIES, GenerateResult, scheduler_options
+from .generate import GenerateResult, scheduler_options
 from .llama import Llama
+from .memories import POLICIES
 from .timing import machine, peak_rss_mib
 from .weights import weights_path
 

@@ -1,19 +1,16 @@
 """Drawings: pure functions from layouts, traces and results to matplotlib axes. No state.
 
-By what they draw: `pools` (a contiguous arena, a block pool), `tables` (block tables: each logical
-block labelled with its physical block), `charts` (breakdowns and trade-offs), `kernel` (what a kernel read). `style` holds the
-colours every drawing shares; `widgets` (ipywidgets, imported on its own) replays the scheduler
-step by step; `figures` regenerates the repository's `figures/` (`python -m paged.viz.figures`).
+By what they draw: `pools` (a contiguous arena, a block pool), `tables` (block tables: each
+logical block labelled with its physical block), `charts` (breakdowns and trade-offs),
+`caching_chart` (what prefix caching saves), `kernel_reads` (what a kernel read). `style` holds
+the colours every drawing shares; `widgets` (ipywidgets, imported on its own) replays the
+scheduler step by step; `figures` regenerates the repository's `figures/`
+(`python -m paged.viz.figures`).
 """
 
 from ..trace import HEADERS
-from .charts import (
-    draw_block_size_tradeoff,
-    draw_breakdown,
-    draw_caching_savings,
-    draw_capacity,
-    draw_preemption_costs,
-)
+from .caching_chart import draw_caching_savings
+from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, draw_preemption_costs
 from .fonts import use_cjk_font
 from .kernel_reads import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
