@@ -175,10 +175,24 @@ def _korean_markdown(path) -> str:
     return "\n\n".join(c.source for c in cells if c.cell_type == "markdown")
 
 
+def _korean_code_text(path) -> str:
+    """The Korean code cells' string literals and comments: what they print and say."""
+    cells = nbformat.read(editions.twin(path), as_version=4).cells
+    return "\n".join(
+        text
+        for c in cells
+        if c.cell_type == "code" and editions.is_korean(c.source, share=0.01)
+        for text in editions.strings_and_comments(c.source)
+        if editions.is_korean(text, share=0.01)
+    )
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_korean_chapter_uses_the_glossary(path):
-    """One Korean term per concept: no variant that paged/course/glossary.py forbids."""
+    """One Korean term per concept, in the text and in what the code prints and says: no
+    variant that paged/course/glossary.py forbids."""
     assert glossary.variants(_korean_markdown(path)) == []
+    assert glossary.variants(_korean_code_text(path)) == []
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)

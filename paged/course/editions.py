@@ -117,9 +117,14 @@ def literals(source: str) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
     return [(at(a), at(b), source[at(a) : at(b)]) for a, b, _ in out]
 
 
+def strings_and_comments(source: str) -> list[str]:
+    """A code cell's string literals and comments, in order: what an edition translates."""
+    return [t for _, _, t in literals(_python(source))]
+
+
 def literals_sha(source: str) -> str:
     """A hash of a code cell's strings and comments: what its translation translates."""
-    text = "\0".join(t for _, _, t in literals(_python(source)))
+    text = "\0".join(strings_and_comments(source))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
