@@ -19,7 +19,7 @@ __all__: list[str] = []  # helpers for kernels.py
 
 BEFORE = msg(
     "{name} before its first block (block -1: a -1 table entry used as a block id?)",
-    "{name}의 첫 블록 앞(블록 -1: 테이블의 -1 항목을 블록 번호로 썼나요?)",
+    "{name}의 첫 블록 앞(블록 -1: 테이블의 -1 항목을 블록 id로 썼나요?)",
 )
 AFTER = msg("{name} past its last block", "{name}의 마지막 블록 너머")
 SLOT = msg(

@@ -61,7 +61,7 @@ class PrefixCachingExplorer(W.VBox):
         self.question = W.BoundedIntText(
             value=question_len, min=0, max=64, description=str(T.QUESTION)
         )
-        self.salt = W.Text(value="", placeholder="tenant", description=str(T.SALT))
+        self.salt = W.Text(value="", placeholder=str(T.TENANT), description=str(T.SALT))
         self.request = W.Dropdown(options=[], description=str(T.REQUEST))
         self.send_button = W.Button(description=str(T.SEND), icon="paper-plane")
         self.finish_button = W.Button(description=str(T.FINISH), icon="check")

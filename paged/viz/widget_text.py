@@ -102,6 +102,7 @@ PREEMPTION_COUNTERS = msg(
 PREFIX = msg("prefix", "접두사")
 QUESTION = msg("question", "질문 토큰")
 SALT = msg("salt", "솔트")
+TENANT = msg("tenant", "테넌트")  # the salt field's placeholder
 SEND = msg("send", "보내기")
 FINISH = msg("finish request", "요청 끝내기")
 REQUEST = msg("request", "요청")
@@ -129,7 +130,7 @@ EVICTED = msg(
 )
 FINISHED = msg(
     "finished {req}: its cached blocks wait at the free queue's tail, still findable",
-    "{req} 끝남: 캐시된 블록은 빈 블록 큐의 끝에서 기다리며, 여전히 찾을 수 있습니다",
+    "{req} 끝남: 캐시된 블록은 빈 블록 큐의 꼬리에서 기다리며, 여전히 찾을 수 있습니다",
 )
 EMPTY_PROMPT = msg(
     "an empty prompt: choose a prefix or give the question at least one token",
@@ -145,7 +146,7 @@ NOTHING_RUNNING = msg("no request is running", "실행 중인 요청이 없습�
 PREFIX_POOL_TITLE = msg(
     "Pool: {n} blocks of {size} tokens; colour = request holding it, ×n = ref count, "
     "tag = whose block it was",
-    "풀: 토큰 {size}개짜리 블록 {n}개; 색 = 가진 요청, ×n = 참조 카운트, 꼬리표 = 누구의 블록이었나",
+    "풀: 토큰 {size}개짜리 블록 {n}개; 색 = 가진 요청, ×n = 참조 카운트, 이름표 = 누구의 블록이었나",
 )
 FREE_QUEUE_TITLE = msg(
     "Free queue, front (taken next) → tail (evicted last); outlined = cached, still findable",
@@ -153,7 +154,7 @@ FREE_QUEUE_TITLE = msg(
 )
 EVICTED_NOTE = msg(
     "orange outline: evicted by the last request (its old hash dropped; the tag is the new one)",
-    "주황 테두리: 방금 보낸 요청이 축출한 블록 (옛 해시는 사라졌고, 꼬리표는 새 것)",
+    "주황 테두리: 방금 보낸 요청이 축출한 블록 (옛 해시는 사라졌고, 이름표는 새 것)",
 )
 FRONT = msg("front", "앞")
 TAIL = msg("tail", "끝")

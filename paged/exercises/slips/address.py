@@ -35,7 +35,7 @@ SWAPPED = msg(
     "the logical block and the offset inside it swapped places: the table was looked up by the "
     "offset, and the block number went where the offset belongs.",
     "논리 블록과 블록 안의 오프셋이 자리를 바꿨습니다. 테이블을 오프셋으로 찾았고, 오프셋 자리에는 "
-    "블록 번호가 들어갔습니다.",
+    "논리 블록 번호가 들어갔습니다.",
 )
 
 

@@ -40,7 +40,7 @@ FREE_QUEUE = {
         _free(where="tail"),
         "every block you freed went to the tail of the queue, the uncached ones too: a block "
         "no request can find again is then reused only after cached blocks have been evicted.",
-        "해제한 블록이 캐시되지 않은 것까지 모두 큐의 맨 뒤로 갔습니다. 그러면 어느 요청도 다시 "
+        "해제한 블록이 캐시되지 않은 것까지 모두 큐의 꼬리로 갔습니다. 그러면 어느 요청도 다시 "
         "찾을 수 없는 블록이, 캐시된 블록들이 축출된 다음에야 재사용됩니다.",
     ),
     "free_queue.forward": slip(
@@ -73,7 +73,7 @@ FREE_QUEUE = {
         "first block first), the reverse of the expected order; the cached ones at the tail "
         "are in the expected order.",
         "큐 앞쪽의 캐시되지 않은 블록이 블록 테이블 순서(첫 블록 먼저)로 놓여, 기대한 순서와 "
-        "거꾸로입니다. 뒤쪽의 캐시된 블록은 기대한 순서대로입니다.",
+        "거꾸로입니다. 꼬리의 캐시된 블록은 기대한 순서대로입니다.",
     ),
 }
 
@@ -112,7 +112,7 @@ EVICTION = {
         _take(tail=True),
         "you took blocks from the tail of the queue: those are the cached blocks freed most "
         "recently, the last ones to evict. Allocation takes the blocks that waited longest.",
-        "블록을 큐의 맨 뒤에서 가져갔습니다. 그 블록들은 가장 최근에 해제된 캐시 블록으로, 가장 "
+        "블록을 큐의 꼬리에서 가져갔습니다. 그 블록들은 가장 최근에 해제된 캐시 블록으로, 가장 "
         "늦게 축출할 것들입니다. 할당은 가장 오래 기다린 블록을 가져갑니다.",
     ),
     "eviction.not_reported": slip(
@@ -132,7 +132,7 @@ EVICTION = {
     "eviction.block_ids": slip(
         _take(report="ids"),
         "your evicted list holds block ids; the spec asks for the hashes those blocks had.",
-        "축출 목록에 블록 번호가 들어 있습니다. 명세가 요구하는 것은 그 블록들이 갖고 있던 "
+        "축출 목록에 블록 id가 들어 있습니다. 명세가 요구하는 것은 그 블록들이 갖고 있던 "
         "해시입니다.",
     ),
     "eviction.all_raises": slip(
@@ -173,7 +173,7 @@ A_NUMBER = msg(
     "your answer is a number, how much of the prompt is cached; the spec asks which physical "
     "blocks: a list of block ids, first block first, for the new request's block table.",
     "답이 수(프롬프트가 얼마나 캐시되어 있는지)입니다. 명세가 요구하는 것은 어느 물리 "
-    "블록인지, 곧 새 요청의 블록 테이블에 들어갈 블록 번호를 첫 블록부터 담은 list입니다.",
+    "블록인지, 곧 새 요청의 블록 테이블에 들어갈 블록 id를 첫 블록부터 담은 list입니다.",
 )
 
 CACHE_HIT = {
@@ -197,7 +197,7 @@ CACHE_HIT = {
         _lookup(skip=True),
         "you kept looking after the first miss: the request computes its prompt from the "
         "first block it does not find onward, so a hit further on is computed again anyway.",
-        "첫 실패 뒤에도 계속 찾았습니다. 요청은 찾지 못한 첫 블록부터 프롬프트를 계산하므로, "
+        "첫 적중 실패 뒤에도 계속 찾았습니다. 요청은 찾지 못한 첫 블록부터 프롬프트를 계산하므로, "
         "그 뒤의 적중은 어차피 다시 계산됩니다.",
     ),
     "cache_hit.hashes": slip(
