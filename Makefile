@@ -52,7 +52,7 @@ lint: setup
 
 # The tests come in three commands (README, "Tests"); each uses every core: pytest-xdist runs
 # JOBS workers and keeps all the cells of one notebook on one worker (--dist loadfile; the
-# browser's chapters spread over the workers: tests/conftest.py).
+# browser's chapters and the live vLLM runs spread over the workers: tests/conftest.py).
 JOBS ?= 2
 XDIST = $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # -rs prints why a test skipped (no GPU; no Chromium; no Colab-like venv).
@@ -175,9 +175,10 @@ $(VLLM_STAMP):
 
 vllm-venv: $(VLLM_STAMP)
 
-# What needs the real engine: the adapter's tests and chapter 11 of both editions run live
-# (`make test` runs chapter 11 from its recording where .venv-vllm is absent).
+# What needs the real engine: the adapter's tests (each recording run live again) and chapters
+# 11 and 12 run live, in English (`make test` and `make test-more` run both editions from their
+# recordings: the Korean cells are the same program, `paged.course.editions`).
 .PHONY: test-vllm
 test-vllm: $(VLLM_STAMP) setup
 	PAGED_REQUIRE_VLLM=1 $(PYTEST) tests/test_vllm.py tests/test_vllm_chapter12.py \
-	    notebooks/1[12]_*.ipynb notebooks/ko/1[12]_*.ipynb $(NBVAL)
+	    notebooks/1[12]_*.ipynb $(NBVAL)

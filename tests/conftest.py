@@ -15,24 +15,29 @@ def pytest_configure(config):
     )
 
 
+# Files whose cases each run for a minute or so on their own (a chapter in JupyterLab, a live
+# vLLM run): under `--dist loadfile` each such case may go to either worker.
+SPREAD_FILES = ("test_browser.py", "test_vllm.py")
+
+
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: called only where it runs
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile` (the Makefile's), but for the browser's chapters: a test file's tests,
-    or a notebook's cells, still run on one worker in order (they share a module's fixtures, or
-    a kernel), while each chapter the browser runs may go to either worker, so that both drive
-    a JupyterLab instead of one worker running every chapter in turn."""
+    """`--dist loadfile` (the Makefile's) but for the cases of SPREAD_FILES: a test file's
+    tests, or a notebook's cells, still run on one worker in order (they share a module's
+    fixtures, or a kernel), while each parametrized case of those files goes to whichever
+    worker is free, instead of one worker running them all in turn."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class BrowserChaptersApart(LoadFileScheduling):
+    class Spread(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             file, _, test = nodeid.partition("::")
-            if file.endswith("test_browser.py") and "[" in test:
-                return nodeid  # one chapter
+            if file.endswith(SPREAD_FILES) and "[" in test:
+                return nodeid  # one case
             return file
 
-    return BrowserChaptersApart(config, log)
+    return Spread(config, log)
 
 
 @pytest.fixture
