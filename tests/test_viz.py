@@ -59,3 +59,26 @@ def test_a_shared_block_shows_every_holder():
     fig, ax = plt.subplots()
     viz.draw_block_table(layout, ax=ax, columns=6)  # draws those stripes
     plt.close(fig)
+
+
+def test_the_schedule_picture_replays_every_step_of_the_run():
+    from paged.viz.schedule import draw_schedule, schedule_states
+
+    shapes = [(6, 7, 0), (9, 3, 0), (4, 9, 1), (10, 5, 2), (5, 6, 3), (7, 4, 5)]
+    reqs = [paged.Request(i, p, o, arrival_time=a) for i, (p, o, a) in enumerate(shapes)]
+    trace = paged.Scheduler(reqs, "paged", kv_slots=32, block_size=4, watermark=0.0).run()
+    rows = schedule_states(reqs, trace)
+    assert all(len(row) == len(trace) for row in rows.values())
+    for t, record in enumerate(trace):  # the batch computed in a step, less who finished in it
+        computed = [r for r, row in rows.items() if row[t] in ("prefill", "decode")]
+        assert len(computed) - len(record.finished) == record.num_running
+        assert {r for r, row in rows.items() if row[t] == "preempted"} == set(record.preempted)
+    preempted = sum(row.count("preempted") for row in rows.values())
+    assert preempted == sum(len(r.preempted) for r in trace) > 0  # this pool preempts
+    for r in reqs:  # one decode per output token (recomputation keeps those already made)
+        row = rows[r.req_id]
+        assert row.count("decode") == r.output_len and row.count("prefill") >= 1
+        assert row[: int(r.arrival_time)] == [None] * int(r.arrival_time)
+    ax = draw_schedule(reqs, trace, num_blocks=8)
+    assert len(ax.patches) == sum(s is not None for row in rows.values() for s in row)
+    plt.close(ax.figure)

@@ -2,10 +2,10 @@
 
 By what they draw: `pools` (a contiguous arena, a block pool), `tables` (block tables: each
 logical block labelled with its physical block), `charts` (breakdowns and trade-offs),
-`caching_chart` (what prefix caching saves), `kernel_reads` (what a kernel read). `style` holds
-the colours every drawing shares; `widgets` (ipywidgets, imported on its own) replays the
-scheduler step by step; `figures` regenerates the repository's `figures/`
-(`python -m paged.viz.figures`).
+`caching_chart` (what prefix caching saves), `kernel_reads` (what a kernel read), `schedule`
+(what each request did in each step of a run). `style` holds the colours every drawing shares;
+`widgets` (ipywidgets, imported on its own) replays the scheduler step by step; `figures`
+regenerates the repository's `figures/` (`python -m paged.viz.figures`).
 """
 
 from ..trace import HEADERS
@@ -14,6 +14,7 @@ from .charts import draw_block_size_tradeoff, draw_breakdown, draw_capacity, dra
 from .fonts import use_cjk_font
 from .kernel_reads import draw_kernel_reads
 from .pools import arena_row, block_fill, draw_arena, draw_arena_timeline, draw_block_pool
+from .schedule import draw_schedule
 from .style import COLORS, LABELS, POLICY_NAMES, SEQ_COLORS, legend_handles
 from .tables import (
     TableGeometry,
@@ -49,6 +50,7 @@ __all__ = [
     "draw_capacity",
     "draw_kernel_reads",
     "draw_preemption_costs",
+    "draw_schedule",
     "legend_handles",
     "pool_stripes",
     "table_geometry",
