@@ -58,6 +58,16 @@ TERMS = {
     "count (how many)": "개수 (횟수 is how many times)",
     "percent": "N % (a space before %, as the edition writes it)",
     "Colab's menu": "런타임 > 런타임 유형 변경 > 하드웨어 가속기 (English in parentheses)",
+    "continuous batching": "연속 배칭",
+    "chunked prefill": "청크 단위 prefill",
+    "token budget (max_num_batched_tokens)": "토큰 예산",
+    "hit / miss (prefix cache)": "적중 / 적중 실패",
+    "salt (cache_salt)": "솔트",
+    "tenant": "테넌트",
+    "hash chain": "해시 사슬",
+    "time to first token": "첫 토큰까지 걸린 시간",
+    "the free queue's ends": "앞쪽 / 꼬리",
+    "a block's label (whose block it was)": "이름표",
 }
 
 # English terms that have a Korean term above: bare in Korean text, they are variants.
