@@ -85,7 +85,12 @@ def test_sync_copies_code_and_keeps_translations(tmp_path, monkeypatch):
     code = next(c for c in nb["cells"][2:] if c["cell_type"] == "code")
     code["source"] = "x = 1"
     (en_dir / path.name).write_text(json.dumps(nb))
-    assert editions.sync(en_dir / path.name) == [f"{path.name}: code cell {code['id']} copied"]
+    before = nbformat.read(ko_dir / path.name, as_version=4)
+    translated = next(c for c in before.cells if c.id == code["id"]).metadata.get("en_sha")
+    again = " (its Korean strings did not fit: translate again)" if translated else ""
+    assert editions.sync(en_dir / path.name) == [
+        f"{path.name}: code cell {code['id']} copied{again}"
+    ]
     ko = nbformat.read(ko_dir / path.name, as_version=4)
     assert next(c for c in ko.cells if c.id == code["id"]).source == "x = 1"
     assert editions.stale(en_dir / path.name) == []  # Korean text untouched, still in step

@@ -23,9 +23,7 @@ STATE_COLORS = {  # none of the four KV-slot colours: this picture is about time
 }
 STATE_LABELS = {
     "waiting": msg("waiting in the queue", "큐에서 대기"),
-    "prefill": msg(
-        "prefill: the whole prompt, then its first token", "prefill: 프롬프트 전체, 이어서 첫 토큰"
-    ),
+    "prefill": msg("prefill: the whole prompt at once", "prefill: 프롬프트 전체를 한 번에"),
     "decode": msg("decode: one more token", "decode: 토큰 하나 더"),
     "preempted": msg("preempted: blocks taken back", "선점: 블록을 돌려줌"),
 }
