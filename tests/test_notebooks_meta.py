@@ -156,30 +156,14 @@ WRITTEN_MESSAGE = re.compile(r"\b(?:msg|Message)\(")
 
 
 @pytest.mark.parametrize("path", EVERY_EDITION, ids=_name)
-def test_cells_print_keyed_messages_not_both_languages(path):
-    """A chapter cell prints `lines.NAME.format(...)` (paged.course.lines.chNN) or a library
-    report, never an English and a Korean sentence side by side: the learner reads one line."""
+def test_cells_print_in_their_editions_language_only(path):
+    """A chapter cell says what it prints, in its edition's language (literal f-strings), or
+    prints a library report; never a catalogue key, and never an English and a Korean sentence
+    side by side: the learner reads one line."""
     cells = json.loads(path.read_text())["cells"]
-    written = [
-        c["id"]
-        for c in cells
-        if c["cell_type"] == "code" and WRITTEN_MESSAGE.search("".join(c["source"]))
-    ]
-    assert written == []
-
-
-def test_chapter_lines_import_only_the_catalogue():
-    """paged.course.lines.chNN hold texts: they import paged.text and nothing else, so a
-    chapter's printed words never depend on what the library computes."""
-    modules = sorted((ROOT / "paged" / "course" / "lines").glob("ch*.py"))
-    assert [m.stem for m in modules] == [f"ch{p.name[:2]}" for p in NOTEBOOKS if _uses_lines(p)]
-    for module in modules:
-        imports = re.findall(r"^(?:from \S+ )?import .+$", module.read_text(), flags=re.M)
-        assert imports == ["from ...text import msg"], (module.name, imports)
-
-
-def _uses_lines(path: Path) -> bool:
-    return "from paged.course.lines import" in path.read_text()
+    code = [(c["id"], "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    assert [i for i, src in code if WRITTEN_MESSAGE.search(src)] == []
+    assert [i for i, src in code if re.search(r"paged\.course\.lines|\blines\.[A-Z]", src)] == []
 
 
 def _lines(source: str) -> set[str]:
