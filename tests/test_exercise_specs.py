@@ -17,10 +17,11 @@ import pytest
 import torch
 
 from paged import exercises as ex
-from paged.exercises import answers, core
-from paged.exercises.kernel_runner import KernelSpec
+from paged.exercises import answers
+from paged.exercises.engine import core
+from paged.exercises.engine.kernel_runner import KernelSpec
+from paged.exercises.engine.verdicts import HINT, NOT_A_KERNEL, NOT_YET
 from paged.exercises.slips import SLIPS as SLIPS_BY_NAME
-from paged.exercises.verdicts import HINT, NOT_A_KERNEL, NOT_YET
 from paged.text import msg
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py

@@ -19,9 +19,10 @@ import torch
 
 from paged import exercises as ex
 from paged.exercises import attention as attention_checker
-from paged.exercises import blocks, core, prefix, sizes
+from paged.exercises import blocks, prefix, sizes
 from paged.exercises import decode as decode_checker
 from paged.exercises import merge as merge_checker
+from paged.exercises.engine import core
 from paged.exercises.slips import SLIPS
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py

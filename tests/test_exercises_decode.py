@@ -12,9 +12,10 @@ import pytest
 import torch
 
 from paged.attention import reference
-from paged.exercises import check_decode_one_head, core
+from paged.exercises import check_decode_one_head
 from paged.exercises import decode as checker
 from paged.exercises.answers import attention as attention_answers
+from paged.exercises.engine import core
 from paged.exercises.slips.decode import keys_of
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py

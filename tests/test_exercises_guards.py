@@ -22,9 +22,10 @@ from torch.nn.functional import scaled_dot_product_attention as attend
 
 import paged.exercises as ex
 from paged import prefix_cache
-from paged.exercises import answers, core, guard
+from paged.exercises import answers
 from paged.exercises.answers import attention as attention_answers
 from paged.exercises.answers import memory as memory_answers
+from paged.exercises.engine import core, guard
 from paged.scheduler import Scheduler
 from paged.workloads import Request
 

@@ -1,5 +1,5 @@
 """On a CUDA GPU the Triton puzzles are judged under the interpreter, in a child process
-(`paged.exercises.kernel_child`). Here, without a GPU, the child path is forced: it must print
+(`paged.exercises.engine.kernel_child`). Here, without a GPU, the child path is forced: it must print
 what the check in this process prints, carry the kernel's globals and helpers, draw try_kernel's
 figure, and tell a learner whose kernel cannot travel why."""
 
@@ -21,7 +21,8 @@ if backend() != "unavailable":
     from test_exercises_triton import Variant, copy_v
 
     from paged import exercises as ex
-    from paged.exercises import answers, kernel_child
+    from paged.exercises import answers
+    from paged.exercises.engine import kernel_child
 
     BLOCK_GIVEN = tl.constexpr(4)
     SCALE = 1.0
@@ -99,7 +100,7 @@ def test_a_kernel_that_cannot_travel_is_told_why_and_nothing_runs(capsys, monkey
 
 
 def test_try_kernel_draws_the_childs_trace(capsys, monkeypatch):
-    from paged.exercises.kernel_try import trial
+    from paged.exercises.engine.kernel_try import trial
 
     kernel = Variant(copy_v, "unmasked_load")
     here, apart = _both(capsys, monkeypatch, lambda: trial(kernel, "copy_kernel"))

@@ -110,7 +110,7 @@ def test_a_load_without_a_mask_argument_goes_through_the_watch(capsys):
 def test_the_watch_records_what_each_program_touched():
     import torch
 
-    from paged.exercises.triton_checks import Watch
+    from paged.exercises.engine.triton_checks import Watch
 
     watch = Watch(record=True)
     x, out = torch.arange(8.0), torch.zeros(8)

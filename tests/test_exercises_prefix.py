@@ -12,9 +12,10 @@ import re
 import pytest
 
 from paged import prefix_cache
-from paged.exercises import check_block_hashes, core
+from paged.exercises import check_block_hashes
 from paged.exercises import prefix as checker
 from paged.exercises.answers import prefix as prefix_answers
+from paged.exercises.engine import core
 from paged.text import Message
 
 pytestmark = pytest.mark.usefixtures("english")  # conftest.py

@@ -13,7 +13,8 @@ import re
 import pytest
 
 from paged.course import glossary
-from paged.exercises import core, serving
+from paged.exercises import serving
+from paged.exercises.engine import core
 from paged.exercises.serving import check_admit
 from paged.scheduler import Scheduler
 from paged.text import Message

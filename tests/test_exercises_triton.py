@@ -6,7 +6,7 @@ One kernel per puzzle with a VARIANT switch plays the learner: "right" (written 
 model answer), each typical mistake, and "stub" (the chapter's stub: its signature, no code).
 `Variant` makes each a kernel of its own, in a file, as a learner's is. Every mistake is asserted everywhere: the
 checker judges under Triton's CPU interpreter here, and on a GPU in a child process under it
-(`paged.exercises.kernel_child`), so even an unmasked load whose value never reaches the output
+(`paged.exercises.engine.kernel_child`), so even an unmasked load whose value never reaches the output
 is seen on both.
 """
 
@@ -36,8 +36,8 @@ if backend() != "unavailable":
     from paged.exercises import answers
     from paged.exercises.answers import basics as basic_answers
     from paged.exercises.answers import kernels as kernel_answers
-    from paged.exercises.kernel_launch import launch
-    from paged.exercises.triton_checks import SENTINEL, Watch
+    from paged.exercises.engine.kernel_launch import launch
+    from paged.exercises.engine.triton_checks import SENTINEL, Watch
 
     # ---- chapter 6 ---------------------------------------------------------------------------
     @triton.jit
@@ -568,7 +568,7 @@ def hint_text(name: str) -> str:
     "KERNEL_HINTS.no_table" (`slips.address`), "KERNEL_SYMPTOMS.precision" or a verdict's name,
     "SHARE" (`verdicts`), "ERROR_HINTS.5" (`kernel_launch`, by position). Tests name a hint so,
     never by its words, so that a hint can be reworded without touching a test."""
-    from paged.exercises import kernel_launch, verdicts
+    from paged.exercises.engine import kernel_launch, verdicts
     from paged.exercises.slips import address, kernels_onramp, kernels_paged
 
     catalogue, _, key = name.partition(".")
@@ -837,7 +837,7 @@ def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
     import dataclasses
 
     from paged.exercises import basics
-    from paged.exercises.kernel_runner import check_kernel
+    from paged.exercises.engine.kernel_runner import check_kernel
 
     random_only = dataclasses.replace(basics.COPY_SPEC, fixed=())  # every case is drawn
     wrong = Variant(copy_v, "le")
@@ -857,7 +857,7 @@ def test_a_failing_random_case_prints_its_seed_and_seed_draws_it_again(capsys):
 
 
 def test_the_fallback_names_a_symptom():
-    from paged.exercises.verdicts import symptom
+    from paged.exercises.engine.verdicts import symptom
 
     want = torch.tensor([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
     assert "constant factor" in str(symptom(want * torch.tensor([[2.0], [1.0]]), want, 1e-5))

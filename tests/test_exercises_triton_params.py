@@ -29,7 +29,8 @@ if backend() != "unavailable":
     from test_exercises_triton import hint_text
 
     from paged import exercises as ex
-    from paged.exercises import answers, verdicts
+    from paged.exercises import answers
+    from paged.exercises.engine import verdicts
 
 PUZZLES = [
     "stamp_kernel",

@@ -10,8 +10,9 @@ import nbformat
 import pytest
 
 from paged.course import grade
-from paged.exercises import solution, workspace
+from paged.exercises import solution
 from paged.exercises.answers import source
+from paged.exercises.engine import workspace
 
 PICK_EARLIEST = """
 def pick_victims(running, blocks_needed, free_blocks, blocks_held):

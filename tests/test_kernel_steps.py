@@ -61,7 +61,7 @@ def test_poisoned_cases_hide_nothing_but_what_no_token_holds():
     """The checkers' cases: the same attention, NaN wherever no token lives, guards around."""
     import numpy as np
 
-    from paged.exercises.triton_checks import whole
+    from paged.exercises.engine.triton_checks import whole
 
     q, k_cache, v_cache, table, seq_lens = args = steps.make_case([1, 4, 5, 23], 4, poison=True)
     out = paged_attention_ref(*args)

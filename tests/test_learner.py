@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from paged import learner, workloads
-from paged.exercises import answers, check_append_slot, check_wasted_slots, workspace
+from paged.exercises import answers, check_append_slot, check_wasted_slots
+from paged.exercises.engine import workspace
 from paged.scheduler import Scheduler
 
 pytestmark = pytest.mark.usefixtures("english")

@@ -16,8 +16,8 @@ from test_learner import write
 
 import paged.model as pm
 from paged import learner
-from paged.exercises import workspace
 from paged.exercises.answers import source
+from paged.exercises.engine import workspace
 from paged.model.shared_prompt import LIBRARY_SYSTEM
 from paged.model.tenants import CHAPTER12_QUESTIONS, MUSEUM_SYSTEM
 

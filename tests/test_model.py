@@ -494,7 +494,7 @@ def test_the_learners_engine_gives_transformers_tokens(model, hf_model, tmp_path
     V and read them back (block size 4, the gather path of a CPU), and transformers' `generate`
     on the same prompts gives the same tokens."""
     from paged import learner
-    from paged.exercises import workspace
+    from paged.exercises.engine import workspace
 
     monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path))
     workspace.keep_model_answers(tmp_path)

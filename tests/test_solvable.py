@@ -134,7 +134,7 @@ def test_the_last_chapter_runs_on_every_model_answer_kept(tmp_path, monkeypatch)
     exercise would have them): every piece is the learner's, and every cell's checks hold (the
     engine equal to the course's step for step, token for token, beside vLLM's recording).
     The Korean edition runs the same code cells (`paged.course.editions`) under strict nbval."""
-    from paged.exercises import workspace
+    from paged.exercises.engine import workspace
 
     workspace.keep_model_answers(tmp_path / "ws")
     monkeypatch.setenv("PAGED_WORKSPACE", str(tmp_path / "ws"))  # the kernel inherits it

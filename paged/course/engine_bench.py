@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..exercises import workspace
+from ..exercises.engine import workspace
 from .sim_bench import cpu_name
 
 

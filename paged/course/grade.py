@@ -3,7 +3,7 @@
     python -m paged.course.grade PATH... [--out grades]
 
 A PATH is a learner's chapter notebook (`.ipynb`, either edition) or a learner's workspace folder
-(the `.py` files the checkers kept, `paged.exercises.workspace`). A notebook runs headless in a
+(the `.py` files the checkers kept, `paged.exercises.engine.workspace`). A notebook runs headless in a
 fresh kernel, only the cells its checkers need (`paged.course.cells.needed_cells`: the stubs as
 the learner left them, the checker calls and what they read); a workspace's files are each handed
 to their checker in a fresh Python process. Both run in English, with `PAGED_SOLUTIONS=off`
@@ -121,7 +121,7 @@ _CHECK = """
 import sys
 from pathlib import Path
 from paged import exercises
-from paged.exercises import workspace
+from paged.exercises.engine import workspace
 where = Path(sys.argv[1])
 for name in sys.argv[2:]:
     try:
@@ -135,7 +135,8 @@ for name in sys.argv[2:]:
 
 def grade_workspace(where: Path, timeout: int = 900) -> list[Row]:
     """Each kept answer in `where` handed to its checker, in one fresh Python process."""
-    from ..exercises import SPECS, workspace
+    from ..exercises import SPECS
+    from ..exercises.engine import workspace
 
     names = [n for n in workspace.kept(where) if n in SPECS]
     if not names:

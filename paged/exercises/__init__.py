@@ -13,13 +13,14 @@ By chapter topic: `memory` (KV sizes, allocators, slots, sharing, preemption), `
 (PyTorch: gather and merge), `basics` (the Triton on-ramp puzzles), `kernels` (the paged
 kernel's Triton puzzles), `serving` (the real model's chapter), `prefix` (chapter 11's block
 hashes), `block_pool` (chapter 12: prefix caching's free queue and cache hits). Every checker is
-listed in its module's `__all__`, and is `core.checker(spec)` of a `Spec` (or a Triton puzzle's
-`KernelSpec`) that `core.check` runs; `SPECS` maps each exercise's name to its spec, derived
-from the checkers. The typical mistakes and their hints are named once,
-by concept, in the `slips` catalogue; the verdicts and the symptoms in `verdicts.py`.
+listed in its module's `__all__`, and is `engine.core.checker(spec)` of a `Spec` (or a Triton
+puzzle's `KernelSpec`) that the engine runs (`engine/`, which never imports these modules);
+`SPECS` maps each exercise's name to its spec, registered as each checker is made. The typical
+mistakes and their hints are named once, by concept, in the `slips` catalogue; the verdicts and
+the symptoms in `engine/verdicts.py`.
 """
 
-from . import attention, basics, block_pool, decode, kernels, memory, prefix, serving
+from . import attention, basics, block_pool, decode, engine, kernels, memory, prefix, serving
 from .answers import solution
 from .attention import *  # noqa: F403
 from .basics import *  # noqa: F403
@@ -42,5 +43,6 @@ __all__ = [
     *serving.__all__,
 ]
 
-# Every exercise's spec, by name (the name `solution` and the checker's verdicts use).
-SPECS = {f.spec.name: f.spec for f in map(globals().get, __all__) if hasattr(f, "spec")}
+# Every exercise's spec, by name (the name `solution` and the checker's verdicts use): the
+# engine's registry, which every checker above filled as it was made.
+SPECS = engine.core.REGISTRY

@@ -7,8 +7,8 @@ the gather (here), and `paged_attention_ref` over a whole sequence for the split
 
 from __future__ import annotations
 
-from .contract import tensor_of
-from .core import NUM_RANDOM, Spec, checker, short
+from .engine.contract import tensor_of
+from .engine.core import NUM_RANDOM, Spec, checker, short
 from .merge import check_merge_partitions
 from .slips import of
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .core import checker
-from .kernel_runner import Case, KernelSpec
+from .engine.core import checker
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import NAN, SENTINEL, Watch, device, same, strays_in
 from .slips.kernels_onramp import COPY, STAMP
-from .triton_checks import NAN, SENTINEL, Watch, device, same, strays_in
 
 __all__ = [
     "check_copy_2d_kernel",

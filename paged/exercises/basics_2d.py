@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .core import checker
-from .kernel_runner import Case, KernelSpec
+from .engine.core import checker
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same, strays_in
+from .engine.triton_checks import cell_namer as _cell
 from .slips.kernels_onramp import COPY_2D
-from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same, strays_in
-from .triton_checks import cell_namer as _cell
 
 __all__: list[str] = []  # exported by basics.py
 

@@ -14,13 +14,13 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import checker
-from .guard import forbidden
-from .kernel_runner import Case, KernelSpec
+from .engine.core import checker
+from .engine.guard import forbidden
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same
+from .engine.triton_checks import cell_namer as _cell
+from .engine.verdicts import UNMASKED_LOAD
 from .slips.kernels_onramp import DOT, ROW_SOFTMAX
-from .triton_checks import NAN, SENTINEL, Watch, device, grid_mask, same
-from .triton_checks import cell_namer as _cell
-from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by basics.py
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..paging import PagedAllocator, num_blocks_for
 from ..text import msg
-from .contract import integer
-from .core import NUM_RANDOM, Spec, checker, draws
+from .engine.contract import integer
+from .engine.core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
 
 # While the learner's function runs, the allocator's own answers raise (guard.forbidden).

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from ..block_pool import CachingAllocator
 from ..text import msg
-from .core import NUM_RANDOM, Spec, checker
+from .engine.core import NUM_RANDOM, Spec, checker
+from .engine.verdicts import on_every
 from .free_queue import FORBID, same_ids
 from .slips import of
-from .verdicts import on_every
 
 __all__ = ["check_computed_blocks"]
 

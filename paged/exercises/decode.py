@@ -9,12 +9,12 @@ ones, and ones with |score| >= 1000 (exp() overflows or underflows even in float
 
 from __future__ import annotations
 
-from . import guard
-from .contract import tensor_of
-from .core import NUM_RANDOM, Spec, checker, short
+from .engine import guard
+from .engine.contract import tensor_of
+from .engine.core import NUM_RANDOM, Spec, checker, short
+from .engine.verdicts import constant_factor, nan_where_finite, on_every
 from .slips import of
 from .slips.decode import FACTOR, HALF, NO_MAX, PAST_LEN, keys_of
-from .verdicts import constant_factor, nan_where_finite, on_every
 
 __all__ = ["check_decode_one_head"]
 

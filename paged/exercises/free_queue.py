@@ -18,7 +18,7 @@ from ..block_pool import CachingAllocator
 from ..errors import OutOfBlocks
 from ..prefix_cache import block_hashes
 from ..text import msg
-from .core import NUM_RANDOM, Raised, Spec, checker, named, short
+from .engine.core import NUM_RANDOM, Raised, Spec, checker, named, short
 from .slips import of
 
 __all__ = ["check_free_blocks", "check_take_blocks"]

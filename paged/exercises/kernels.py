@@ -16,13 +16,13 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import checker
-from .kernel_cases import POOL_ROWS, cache_words, output, read_by_rule, table_as_read
-from .kernel_runner import Case, KernelSpec
+from .engine.core import checker
+from .engine.kernel_cases import POOL_ROWS, cache_words, output, read_by_rule, table_as_read
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import SENTINEL, Watch, device, same
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
 from .slips.kernels_paged import HINTS
-from .triton_checks import SENTINEL, Watch, device, same
 
 __all__ = [
     "check_gather_kernel",

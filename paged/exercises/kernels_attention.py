@@ -21,9 +21,9 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import checker
-from .guard import SDPA, forbidden
-from .kernel_cases import (
+from .engine.core import checker
+from .engine.guard import SDPA, forbidden
+from .engine.kernel_cases import (
     draw_scale,
     element,
     extreme_scores,
@@ -33,11 +33,11 @@ from .kernel_cases import (
     rising_scores,
     shares,
 )
-from .kernel_runner import Case, KernelSpec
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import SENTINEL, device, same, whole
+from .engine.verdicts import UNMASKED_LOAD
 from .slips.kernels_paged import HINTS, KNOWN, SOFTMAX
 from .slips.tile_loop import known_max_outputs, max_scores, online_softmax_outputs
-from .triton_checks import SENTINEL, device, same, whole
-from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .core import checker
-from .kernel_cases import draw_scale, output, paged_watch, pool_view, shares
-from .kernel_runner import Case, KernelSpec
+from .engine.core import checker
+from .engine.kernel_cases import draw_scale, output, paged_watch, pool_view, shares
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import device, same
+from .engine.verdicts import UNMASKED_LOAD
 from .slips.kernels_paged import GQA, HINTS
-from .triton_checks import device, same
-from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 

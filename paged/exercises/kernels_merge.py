@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .core import checker
-from .kernel_cases import element, output
-from .kernel_runner import Case, KernelSpec
+from .engine.core import checker
+from .engine.kernel_cases import element, output
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import Watch, device, same
+from .engine.verdicts import UNMASKED_LOAD
 from .slips.kernels_paged import MERGE
-from .triton_checks import Watch, device, same
-from .verdicts import UNMASKED_LOAD
 
 __all__: list[str] = []  # exported by kernels.py
 

@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from ..text import msg
-from .core import checker
-from .kernel_cases import (
+from .engine.core import checker
+from .engine.kernel_cases import (
     draw_scale,
     extreme_scores,
     output,
@@ -22,11 +22,11 @@ from .kernel_cases import (
     shares,
     table_as_read,
 )
-from .kernel_runner import Case, KernelSpec
+from .engine.kernel_runner import Case, KernelSpec
+from .engine.triton_checks import SENTINEL, device, same, whole
 from .slips import ADDRESS_RULES
 from .slips.address import KERNEL_HINTS as ADDRESS_HINTS
 from .slips.kernels_paged import HINTS
-from .triton_checks import SENTINEL, device, same, whole
 
 __all__: list[str] = []  # exported by kernels.py
 

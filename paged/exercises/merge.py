@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 from ..text import msg
-from .core import NUM_RANDOM, Spec, checker, short
+from .engine.core import NUM_RANDOM, Spec, checker, short
+from .engine.verdicts import nan_where_finite, on_every
 from .slips import of
-from .verdicts import nan_where_finite, on_every
 
 __all__: list[str] = []  # exported by attention.py
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..contiguous import ContiguousAllocator
 from ..errors import NoContiguousSpace
-from .contract import optional_integer
-from .core import Spec, checker, draws
+from .engine.contract import optional_integer
+from .engine.core import Spec, checker, draws
 from .slips import of
 
 __all__ = ["check_first_fit"]

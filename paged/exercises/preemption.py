@@ -14,8 +14,8 @@ from ..paging import num_blocks_for
 from ..preemption_cost import CostModel
 from ..scheduler import Scheduler
 from ..workloads import Request
-from .contract import real
-from .core import NUM_RANDOM, Spec, checker, draws, same_sequence
+from .engine.contract import real
+from .engine.core import NUM_RANDOM, Spec, checker, draws, same_sequence
 from .slips import of
 
 __all__ = ["check_pick_victims", "check_swap_time"]

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from .. import prefix_cache
 from ..text import msg
 from .answers import prefix as answers
-from .contract import each
-from .core import Spec, checker, draws
+from .engine.contract import each
+from .engine.core import Spec, checker, draws
 from .slips import of
 
 __all__ = ["check_block_hashes"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..scheduler import Scheduler
 from ..workloads import Request
-from .core import NUM_RANDOM, Spec, checker, same_sequence
+from .engine.core import NUM_RANDOM, Spec, checker, same_sequence
 from .preemption import SCHEDULER, request_ids
 from .slips import of
 

@@ -11,8 +11,8 @@ from ..paging import PagedAllocator
 from ..text import msg
 from ..workloads import Request
 from .blocks import FORBID, TABLE_AND_FREE, block_size_for, free_list, replay
-from .contract import each, integer, optional_integer
-from .core import NUM_RANDOM, Spec, checker, draws
+from .engine.contract import each, integer, optional_integer
+from .engine.core import NUM_RANDOM, Spec, checker, draws
 from .slips import of
 
 __all__ = ["check_blocks_after_fork", "check_write_slot"]

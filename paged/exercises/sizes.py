@@ -13,8 +13,8 @@ from ..kv import PRESETS, ModelSpec, bytes_per_token
 from ..simulator import simulate
 from ..trace import CATEGORIES, HEADERS
 from ..workloads import Request, sharegpt_like
-from .contract import each, integer, real
-from .core import Spec, checker, draws
+from .engine.contract import each, integer, real
+from .engine.core import Spec, checker, draws
 from .slips import of
 
 __all__ = ["check_breakdown", "check_bytes_per_token", "check_pow2_reservation"]

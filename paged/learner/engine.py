@@ -236,7 +236,7 @@ def generate(
     rules, prefix_caching, ...). attention: "gather", "decode_one_head" or "kernel" (default: the
     kernel on a GPU, gather on a CPU). expected: the course's run of the same requests (a
     `GenerateResult`): each token is compared as it is sampled. workspace: the folder to read the
-    pieces from (default: `paged.exercises.workspace.folder()`).
+    pieces from (default: `paged.exercises.engine.workspace.folder()`).
     """
     pieces = piece_table.load(workspace)  # a file that cannot serve is named before any run
     p = plan(model, prompts, max_new_tokens, **options)

@@ -1,7 +1,7 @@
 """The pieces of the learner's engine: where each exercise serves, and whose each piece is.
 
 An engine piece is an exercise whose answer does a job in a serving run (`ROLES`: chapter and
-job). `load()` reads the learner's workspace (`paged.exercises.workspace`): each piece kept there
+job). `load()` reads the learner's workspace (`paged.exercises.engine.workspace`): each piece kept there
 is the learner's, checked for its signature before anything runs; a piece not kept is the
 course's. `table()` prints which is which.
 """
@@ -12,8 +12,9 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..exercises import SPECS, workspace
+from ..exercises import SPECS
 from ..exercises.answers import find
+from ..exercises.engine import workspace
 from ..text import Message, msg, pad
 
 ROLES = {  # piece -> (the chapter that teaches it, its job in the engine)

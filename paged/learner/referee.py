@@ -18,9 +18,10 @@ import copy
 from collections import Counter
 from pathlib import Path
 
-from ..exercises import SPECS, core
-from ..exercises.contract import changed, short, snapshot
-from ..exercises.core import Raised, named
+from ..exercises import SPECS
+from ..exercises.engine import core
+from ..exercises.engine.contract import changed, short, snapshot
+from ..exercises.engine.core import Raised, named
 from ..text import msg
 
 PARTED = msg(

@@ -201,9 +201,9 @@ TITLE = msg(
 def try_kernel(kernel, puzzle: str | None = None, show: bool = True):
     """Run a Triton puzzle's kernel once on its first teaching case, before asking for a
     verdict: print its output beside the answer and draw what each of its programs loaded and
-    stored (traced under the interpreter; on a CUDA GPU in a child process) (`paged.exercises.kernel_try`). `puzzle` defaults to the
+    stored (traced under the interpreter; on a CUDA GPU in a child process) (`paged.exercises.engine.kernel_try`). `puzzle` defaults to the
     kernel's name ("copy_kernel"). The figure is shown, or with show=False returned."""
-    from ..exercises.kernel_try import trial
+    from ..exercises.engine.kernel_try import trial
 
     ran = trial(kernel, puzzle)
     if ran is None or not ran.panels:

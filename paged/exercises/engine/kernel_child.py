@@ -8,7 +8,7 @@ program loaded and stored, whose share a store hit, whether the tl.dot fed the o
 under the interpreter. So where this process compiles kernels for a GPU, `check_kernel` and
 `trial` hand the kernel to `judge`: it writes the kernel's source, with the globals it names,
 into a module in a temporary folder, and runs a fresh Python with TRITON_INTERPRET=1 on it
-(`python -m paged.exercises.interpret DIR`), which checks it exactly as a machine without a GPU
+(`python -m paged.exercises.engine.interpret DIR`), which checks it exactly as a machine without a GPU
 does and prints the same verdict; the parent relays that text and returns the child's result.
 While the child starts (seconds: a fresh Python imports torch and Triton), a line on stderr
 says what the learner is waiting for.
@@ -36,7 +36,7 @@ import textwrap
 import types
 from pathlib import Path
 
-from ..text import msg
+from ...text import msg
 from .triton_checks import interpreted
 
 __all__: list[str] = []  # kernel_runner and kernel_try call judge
@@ -166,9 +166,9 @@ def judge(op: str, spec, kernel, seed: int | None = None):
     """Run `op` ("check": check_kernel's bool; "try": trial's Trial or None) on `kernel` for the
     puzzle `spec` in a child under the interpreter; its printed verdict is printed here. A kernel
     that cannot travel is told why; a spec that is not the registry's gets UNKNOWN_SPEC."""
-    from . import SPECS
+    from .core import REGISTRY
 
-    if SPECS.get(spec.name) is not spec:
+    if REGISTRY.get(spec.name) is not spec:
         return UNKNOWN_SPEC
     puzzle, failed = spec.name, False if op == "check" else None
     try:
@@ -184,7 +184,7 @@ def judge(op: str, spec, kernel, seed: int | None = None):
         env = dict(os.environ, TRITON_INTERPRET="1", PYTHONIOENCODING="utf-8")
         here = str(Path(__file__).resolve().parents[2])  # the folder that holds `paged`
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "paged.exercises.interpret", str(folder)]
+        cmd = [sys.executable, "-m", "paged.exercises.engine.interpret", str(folder)]
         print(WAIT.format(name=puzzle), file=sys.stderr, flush=True)  # the child's start is slow
         try:
             done = subprocess.run(

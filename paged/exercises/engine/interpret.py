@@ -1,4 +1,4 @@
-"""The child process of `kernel_child.judge`: `python -m paged.exercises.interpret DIR`.
+"""The child process of `kernel_child.judge`: `python -m paged.exercises.engine.interpret DIR`.
 
 It imports the kernel judge wrote into DIR, runs the job (check or try) on the registry's spec
 under the interpreter, as a machine without a GPU does, and writes what it returned to
@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import paged.attention  # noqa: F401  (chooses the interpreter before triton loads)
+import paged.exercises  # noqa: F401, E402  (every chapter's checkers register their specs)
 
-from . import SPECS
+from .core import REGISTRY
 from .kernel_child import MODULE
 from .kernel_runner import check_kernel
 from .kernel_try import trial
@@ -31,7 +32,7 @@ def main(folder: str) -> None:
     sys.path.insert(0, str(path))
     kernel = getattr(importlib.import_module(MODULE), job["kernel"])
     if job["op"] == "check":
-        result = check_kernel(SPECS[job["puzzle"]], kernel, job["seed"])
+        result = check_kernel(REGISTRY[job["puzzle"]], kernel, job["seed"])
     else:
         result = trial(kernel, job["puzzle"])
     (path / "result.pkl").write_bytes(pickle.dumps(result))

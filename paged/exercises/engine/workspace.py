@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..text import msg
+from ...text import msg
 from .answer_file import PACKAGE, CannotKeep, file_text, is_kernel
 
 # The pieces of the learner's engine (chapter 13), in the order the chapters teach them.
@@ -130,7 +130,7 @@ def keep(name: str, fn) -> Path | None:
 def keep_model_answers(where: Path, names=ENGINE_PIECES) -> None:
     """The course's model answers to `names`, kept in `where` as a learner's checkers would keep
     them (a learner who solved every exercise: the tests, the benchmark)."""
-    from .answers import find
+    from ..answers import find
 
     where.mkdir(parents=True, exist_ok=True)
     for name in names:

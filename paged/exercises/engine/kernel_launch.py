@@ -9,7 +9,7 @@ or the advice to run it by hand. A stub that still raises NotImplementedError is
 
 from __future__ import annotations
 
-from ..text import msg
+from ...text import msg
 from .verdicts import HINT
 
 __all__: list[str] = []  # used by kernel_runner.py

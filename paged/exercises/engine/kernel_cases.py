@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..text import msg
+from ...text import msg
 from .triton_checks import SENTINEL, Watch, whole
 
 __all__: list[str] = []  # helpers for kernels.py

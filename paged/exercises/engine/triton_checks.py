@@ -44,7 +44,7 @@ def is_kernel(obj) -> bool:
 
 def interpreted() -> bool:
     """Whether kernels run under Triton's CPU interpreter here."""
-    from ..attention import backend
+    from ...attention import backend
 
     return backend() == "interpreter"
 

@@ -29,7 +29,7 @@ import pkgutil
 import types
 from dataclasses import dataclass
 
-from ..text import Message, msg
+from ...text import Message, msg
 
 __all__: list[str] = []  # used by the checkers
 
@@ -138,7 +138,7 @@ def _raiser(target: str, free: tuple[str, ...]) -> types.CodeType:
     uses = "; ".join(free) if free else "pass"
     src = (
         f"def outer():\n{outer}\n    def blocked(*args, **kwargs):\n        {uses}\n"
-        f"        raise __import__('paged.exercises.guard', fromlist=['LibraryCall'])"
+        f"        raise __import__('paged.exercises.engine.guard', fromlist=['LibraryCall'])"
         f".LibraryCall({target!r})\n    return blocked\n"
     )
     namespace: dict = {}
@@ -224,7 +224,7 @@ def forbidden(targets, allow=()):
 
 def answer_targets():
     """The model answers and `solution`: every function in the answers package, as (label, fn)."""
-    from . import answers
+    from .. import answers
 
     out = [(SOLUTION, fn) for _, fn in module_targets(answers.__name__)]
     for info in pkgutil.iter_modules(answers.__path__):

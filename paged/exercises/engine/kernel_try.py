@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..text import msg
+from ...text import msg
 from . import kernel_child
 from .kernel_launch import launch
 from .triton_checks import SENTINEL, is_kernel, same
@@ -58,10 +58,10 @@ def trial(kernel, puzzle: str | None = None) -> Trial | None:
     """Run `kernel` on its puzzle's first teaching case and print its output beside the answer;
     return what each program touched (None: not yet, or did not run). `puzzle` defaults to the
     kernel's own name ("copy_kernel")."""
-    from . import SPECS  # every Triton puzzle's KernelSpec, by name: the registry's
+    from .core import REGISTRY  # every puzzle whose chapter was imported, by name
     from .kernel_runner import KernelSpec
 
-    specs = {n: s for n, s in SPECS.items() if isinstance(s, KernelSpec)}
+    specs = {n: s for n, s in REGISTRY.items() if isinstance(s, KernelSpec)}
     if not is_kernel(kernel):
         print(NOT_A_KERNEL.format(name=puzzle or "try_kernel", got=type(kernel).__name__))
         return None

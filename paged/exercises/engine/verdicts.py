@@ -14,7 +14,7 @@ import math
 import numbers
 from collections import Counter, deque
 
-from ..text import msg
+from ...text import msg
 
 __all__: list[str] = []  # used by the checkers
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..text import msg
+from ...text import msg
 
 __all__: list[str] = []  # used by the checkers
 

@@ -1,8 +1,7 @@
 """One engine for every checker: an exercise is a `Spec` (data), `check(spec, fn)` runs it.
 
 A chapter's checker is `check_x = checker(SPEC)`: `check_x(fn, seed=None)` is `check(SPEC, fn,
-seed)`. A Triton puzzle's spec (`kernel_runner.KernelSpec`) goes to the kernel runner from the
-same entry point. For a plain-Python spec, `check` calls the learner's function on the spec's
+seed)`; a Triton puzzle's spec (`kernel_runner.KernelSpec`) goes to the kernel runner. For a plain-Python spec, `check` calls the learner's function on the spec's
 fixed teaching cases and on random cases drawn for this call (`draw(rng)`, seeded: a fresh seed
 per call, printed with a failing random case; `seed=` draws the same ones again), and compares
 what it gives with the library's answer, computed before the call. Around each call:
@@ -42,10 +41,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..slips import SLIPS
 from . import workspace
 from .contract import BREAKS, CHANGED, changed, short, snapshot
 from .guard import CALLED, LibraryCall, answer_targets, forbidden
-from .slips import SLIPS
 from .verdicts import (
     CORRECT,
     HINT,
@@ -59,6 +58,7 @@ from .verdicts import (
 )
 
 NUM_RANDOM = 40  # random cases per call, besides the fixed ones
+REGISTRY: dict = {}  # every spec a checker was made for, by name (`paged.exercises` fills it)
 
 
 def fresh_seed(seed: int | None) -> int:
@@ -157,7 +157,7 @@ def checker(spec, doc: str | None = None):
 
     check_it.__name__ = check_it.__qualname__ = f"check_{spec.name}"
     check_it.__doc__ = doc if doc is not None else getattr(spec, "doc", "")
-    check_it.spec = spec
+    check_it.spec = REGISTRY[spec.name] = spec
     return check_it
 
 

@@ -1,7 +1,7 @@
 """An answer as a file of its own: the function a checker called correct, with what it reads.
 
 `file_text(name, fn)` is the text of the workspace file for answer `fn` to exercise `name`
-(`paged.exercises.workspace` keeps it): the function (or @triton.jit kernel) as typed, and above
+(`paged.exercises.engine.workspace` keeps it): the function (or @triton.jit kernel) as typed, and above
 it what it reads from the notebook's globals, found in its bytecode (`LOAD_GLOBAL`) and its
 decorators: a module becomes an import, a function or class of an importable module a
 `from ... import`, a helper function defined in the notebook its source (and what that reads),
@@ -19,7 +19,7 @@ import inspect
 import textwrap
 import types
 
-from ..text import msg
+from ...text import msg
 
 PACKAGE = "paged_workspace"  # the module name prefix of a loaded workspace file
 
