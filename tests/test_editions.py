@@ -255,6 +255,16 @@ def test_the_glossary_checks_can_fail():
 # Issue 39's review of the Korean edition: each variant it found, in a sentence like the one it
 # was found in, is caught; the glossary's own wording of the same sentence is not.
 CAUGHT = [
+    # issue 50's Korean editor: the free queue's ends, a block's label, a miss, a block's id
+    ("캐시된 블록은 빈 블록 큐의 끝에서 기다리며", "큐의 끝"),
+    ("반대로 큐의 뒤쪽에 붙으므로", "큐의 뒤쪽"),
+    ("꼬리표 = 누구의 블록이었나", "꼬리표"),
+    ("첫 실패 뒤에도 계속 찾았습니다", "첫 실패"),
+    ("축출 목록에 블록 번호가 들어 있습니다", "블록 번호"),
+    ("캐시된 접두부가 있을 때", "접두부"),
+    ("<summary>증거 메모</summary>", "증거 메모"),
+    ("V1의 chunked prefill과", "chunked prefill"),
+    ("빈 블록 큐(free list)으로 돌아갑니다", "(free list)으로"),
     ("공유는 prefix caching으로 가는 문입니다", "prefix caching"),
     ("(prefix caching이 있으면 prefill도 아낍니다)", "prefix caching"),
     ('블록 0은 "null block"으로 남겨 둠', "null block"),

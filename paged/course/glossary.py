@@ -116,6 +116,14 @@ FORBIDDEN = {
     rf"(?<![A-Za-z]\s)(?<![(\w]){_EN}(?!\s[A-Za-z])|(?<=\(){_EN}(?!\)|[\s-]?[A-Za-z])": (
         "접두사 캐싱 / 널 블록 / 버디 할당자 / 최초 적합"
     ),
+    r"꼬리표": "이름표 (a block's label)",
+    r"(?:큐|큐의|목록의)\s*(?:\*\*)?(?:뒤쪽|맨 뒤|끝)(?=[에으로의])": "꼬리 (the free queue's tail; its head is 앞쪽)",
+    r"첫 실패": "첫 적중 실패",
+    r"(?<!논리 )(?<!물리 )블록 번호": "블록 id (a physical block) / 논리 블록 번호 (a table index)",
+    r"접두부": "접두사",
+    r"증거 메모": "증거 노트",
+    r"(?<![A-Za-z`|]\s)(?<![(\w`])chunked\s+prefill(?!\s[A-Za-z])": "청크 단위 prefill",
+    r"\(free list\)으로": "(free list)로",
     r"(?<!\()(?<!\(\*)Runtime\s+[→>]\s+Change\s+runtime\s+type": (
         "런타임 > 런타임 유형 변경 > 하드웨어 가속기 (Runtime → Change runtime type → "
         "Hardware accelerator)"
