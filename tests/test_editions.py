@@ -265,6 +265,8 @@ CAUGHT = [
     ("<summary>증거 메모</summary>", "증거 메모"),
     ("V1의 chunked prefill과", "chunked prefill"),
     ("빈 블록 큐(free list)으로 돌아갑니다", "(free list)으로"),
+    ("파라미터 135M개짜리 모델", "135M개"),
+    ("float32로 134.5 M개 파라미터는", "134.5 M개"),
     ("공유는 prefix caching으로 가는 문입니다", "prefix caching"),
     ("(prefix caching이 있으면 prefill도 아낍니다)", "prefix caching"),
     ('블록 0은 "null block"으로 남겨 둠', "null block"),

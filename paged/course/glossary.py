@@ -124,6 +124,7 @@ FORBIDDEN = {
     r"증거 메모": "증거 노트",
     r"(?<![A-Za-z`|]\s)(?<![(\w`])chunked\s+prefill(?!\s[A-Za-z])": "청크 단위 prefill",
     r"\(free list\)으로": "(free list)로",
+    r"13[45](?:\.\d)?\s?M개": "1억 3,450만 개 (SmolLM2's parameters, written one way)",
     r"(?<!\()(?<!\(\*)Runtime\s+[→>]\s+Change\s+runtime\s+type": (
         "런타임 > 런타임 유형 변경 > 하드웨어 가속기 (Runtime → Change runtime type → "
         "Hardware accelerator)"

@@ -41,8 +41,8 @@ CACHING_RUN = {
     True: msg("prefix caching", "접두사 캐싱"),
 }
 CACHING_RUN_STATS = msg(
-    "peak batch {batch} · {steps} steps · {preemptions} preemptions",
-    "최대 배치 {batch} · {steps}단계 · 선점 {preemptions}회",
+    "peak batch {batch} · {steps:,} steps · {preemptions} preemptions",
+    "최대 배치 {batch} · {steps:,}단계 · 선점 {preemptions}회",
 )
 PROMPT_TOKENS_AXIS = msg(
     "prompt tokens (all requests, recomputation included)",
