@@ -143,12 +143,30 @@ def test_predictions_are_not_answered_on_screen(path):
 
 
 @pytest.mark.parametrize("path", EVERY_EDITION, ids=_name)
-def test_hidden_checks_open_with_a_comment(path):
-    """JupyterLab's placeholder for a hidden source shows its first line: a prediction's check
-    starts with a comment, not with an assert that states the answer."""
+def test_a_runs_exact_numbers_are_checked_out_of_sight_and_say_what_they_expected(path):
+    """A chapter invites changing a cell's settings: the exact numbers of its own run are held by
+    a hidden check cell after it (tagged hidden-check, or a prediction's check), which opens with
+    a comment and gives every assert a message, so a learner who changed a setting reads what the
+    chapter expected instead of a bare AssertionError."""
+    import ast
+
     cells = json.loads(path.read_text())["cells"]
-    checks = [c for c in cells if "prediction-check" in c["metadata"].get("tags", [])]
-    assert [c["id"] for c in checks if not "".join(c["source"]).startswith("#")] == []
+    problems = []
+    for cell in cells:
+        tags = cell["metadata"].get("tags", [])
+        if not {"hidden-check", "prediction-check"} & set(tags):
+            continue
+        source = "".join(cell["source"])
+        if "hidden-check" in tags and not cell["metadata"].get("jupyter", {}).get("source_hidden"):
+            problems.append(f"{cell['id']}: source not hidden")
+        if not source.startswith("#"):
+            problems.append(f"{cell['id']}: does not open with a comment")
+        bare = [
+            n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assert) and not n.msg
+        ]
+        if bare and "hidden-check" in tags:
+            problems.append(f"{cell['id']}: asserts without a message on lines {bare}")
+    assert not problems, problems
 
 
 # A message written in a cell: msg("...", "...") or Message("...", "...") with its two texts.
