@@ -226,3 +226,43 @@ def test_no_notebook_cell_holds_a_model_answer(path):
         for name, body in bodies.items():
             shared = len(body & lines)
             assert shared < max(3, 0.7 * len(body)), f"cell {i} holds {shared} lines of {name}"
+
+
+# ---- how long a chapter takes (paged.course.times: ARITHMETIC from its words and exercises) ----
+CHAPTERS = [p for p in NOTEBOOKS if p.name[:2].isdigit()]
+HEADER_EN = re.compile(r"\*About (\d+) min: (\d+) reading(?:, (\d+) exercises?)?")
+HEADER_KO = re.compile(r"\*약 (\d+)분: 읽기 (\d+)분(?:, 연습 문제 (\d+)개)?")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_name)
+def test_a_chapter_states_the_time_its_words_and_exercises_give(path):
+    """Each chapter's first cell, in both editions, and chapter 0's map state the estimate
+    `paged.course.times` makes from the chapter itself: a chapter that grows says so."""
+    from paged.course import editions, times
+
+    e = times.estimate(path)
+    want = (e.total, e.reading, e.exercises)
+    for edition, header, unit in ((path, HEADER_EN, "min"), (editions.twin(path), HEADER_KO, "분")):
+        first = "".join(json.loads(edition.read_text())["cells"][0]["source"])
+        found = header.search(first)
+        assert found, f"{edition.name}: no time in its first cell"
+        stated = (int(found[1]), int(found[2]), int(found[3] or 0))
+        assert stated == want, (
+            f"{edition.name} states {stated}; its words and exercises give {want}"
+        )
+        zero = edition.parent / "00_start_here.ipynb"
+        rows = "".join("".join(c["source"]) for c in json.loads(zero.read_text())["cells"])
+        row = re.search(rf"\n\| {int(path.name[:2])} · [^\n]*\| (\d+) ?{unit} \|", rows)
+        assert row and int(row[1]) == e.total, (
+            f"chapter 0's map ({zero.parent.name}) for {path.name}"
+        )
+
+
+def test_the_routes_add_up_the_chapters():
+    from paged.course import times
+
+    core, full = times.routes(CHAPTERS)
+    zero = "".join("".join(c["source"]) for c in json.loads(CHAPTERS[0].read_text())["cells"])
+    assert f"about {round(full)} hours in all, {round(core)} for the core route" in zero
+    readme = (ROOT / "README.md").read_text()
+    assert f"about {round(core)} hours)" in readme and f"about {round(full)} hours)" in readme
